@@ -1,0 +1,1 @@
+"""Built-in data: hardware specs, grid carbon intensities, PUE classes, sample scenarios."""

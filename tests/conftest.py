@@ -1,0 +1,37 @@
+"""Test setup shared by every layer: headless Qt, isolated settings and data directories."""
+
+from __future__ import annotations
+
+import os
+
+# Must be set before any Qt import anywhere in the test session.
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# shared/ sits beside the checkout (../shared from the project root), in CI as in a session.
+SHARED = REPO_ROOT.parent / "shared"
+REFERENCES = SHARED / "references"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path_factory, monkeypatch):
+    """Redirect QSettings, the data directory and HOME so no test touches the real user's files."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("SCALING_WORKBENCH_DATA_DIR", str(home / "data" / "scaling-workbench"))
+    yield
+
+
+@pytest.fixture
+def nccl_logs_dir() -> Path:
+    path = REFERENCES / "nccl-logs"
+    assert path.is_dir(), f"reference logs not found at {path}"
+    return path

@@ -1,0 +1,1 @@
+"""The Qt application. The only layer that imports PySide6 or pyqtgraph."""

@@ -1,0 +1,216 @@
+"""Hardware description: one validated, immutable value per accelerator.
+
+Every figure is in SI units (FLOP/s, bytes, bytes/s, watts) and carries the source it was
+read from. Dense and structured-sparse rates are kept apart: ``dense_flops`` is always the
+dense rate, and a precision with 2:4 sparsity support records the factor (2.0 on NVIDIA)
+by which the sparse rate exceeds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from workbench import _validate as v
+
+# Canonical precision names, widest first. Display names live in PRECISION_LABELS.
+PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+PRECISION_LABELS: dict[str, str] = {
+    "fp64": "FP64",
+    "fp32": "FP32",
+    "tf32": "TF32",
+    "bf16": "BF16",
+    "fp16": "FP16",
+    "fp8": "FP8",
+    "int8": "INT8",
+    "fp4": "FP4",
+}
+# Bytes per element, used by kernel builders.
+PRECISION_BYTES: dict[str, float] = {
+    "fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5,
+}
+
+
+@dataclass(frozen=True)
+class ComputeRate:
+    """Peak rate of one precision on one accelerator."""
+
+    precision: str
+    dense_flops: float  # FLOP/s, dense (no structured sparsity)
+    source: str
+    sparsity_factor: float | None = None  # sparse rate / dense rate, None if unsupported
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        v.choice("precision", self.precision, PRECISIONS)
+        object.__setattr__(self, "dense_flops", v.positive("dense_flops", self.dense_flops))
+        v.text("source", self.source)
+        if self.sparsity_factor is not None:
+            factor = v.in_range("sparsity_factor", self.sparsity_factor, 1.0, 16.0, low_inclusive=False)
+            object.__setattr__(self, "sparsity_factor", factor)
+
+    def flops(self, sparse: bool = False) -> float:
+        """Peak FLOP/s; the sparse rate only where the precision supports it."""
+        if sparse and self.sparsity_factor is not None:
+            return self.dense_flops * self.sparsity_factor
+        return self.dense_flops
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One level of the memory hierarchy (HBM/GDDR at least; L2 optional)."""
+
+    name: str  # "HBM" (device memory, whatever the technology) or "L2"
+    bandwidth: float  # bytes/s
+    source: str
+    capacity: float | None = None  # bytes
+    technology: str = ""  # e.g. "HBM3", "GDDR6X"
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        v.text("name", self.name)
+        object.__setattr__(self, "bandwidth", v.positive("bandwidth", self.bandwidth))
+        v.text("source", self.source)
+        if self.capacity is not None:
+            object.__setattr__(self, "capacity", v.positive("capacity", self.capacity))
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """An accelerator: peak rates per precision, memory levels, power and interconnect."""
+
+    name: str
+    vendor: str
+    compute: tuple[ComputeRate, ...]
+    memory: tuple[MemoryLevel, ...]
+    tdp_w: float | None = None  # watts, board/module power
+    tdp_source: str = ""
+    # Interconnect bandwidth per GPU as the vendor prints it: total of both directions
+    # (NVLink 4 "900 GB/s" is 450 GB/s each way). None where there is no GPU-GPU link.
+    interconnect_bw: float | None = None
+    interconnect: str = ""  # e.g. "NVLink 4"
+    interconnect_source: str = ""
+    note: str = ""
+    builtin: bool = False
+    key: str = ""  # stable identifier, e.g. "h100-sxm"; defaults to a slug of the name
+
+    def __post_init__(self) -> None:
+        v.text("name", self.name)
+        v.text("vendor", self.vendor)
+        compute = tuple(self.compute)
+        memory = tuple(self.memory)
+        if not compute:
+            raise v.InputError("compute", "at least one precision rate is required")
+        if not memory:
+            raise v.InputError("memory", "at least one memory level (device memory) is required")
+        seen = [c.precision for c in compute]
+        if len(set(seen)) != len(seen):
+            raise v.InputError("compute", f"a precision is listed twice: {seen}")
+        levels = [m.name for m in memory]
+        if len(set(levels)) != len(levels):
+            raise v.InputError("memory", f"a memory level is listed twice: {levels}")
+        object.__setattr__(self, "compute", compute)
+        object.__setattr__(self, "memory", memory)
+        if self.tdp_w is not None:
+            object.__setattr__(self, "tdp_w", v.positive("tdp_w", self.tdp_w))
+            v.text("tdp_source", self.tdp_source)
+        if self.interconnect_bw is not None:
+            object.__setattr__(self, "interconnect_bw", v.positive("interconnect_bw", self.interconnect_bw))
+            v.text("interconnect_source", self.interconnect_source)
+        if not self.key:
+            object.__setattr__(self, "key", slug(self.name))
+
+    # -- look-ups -------------------------------------------------------------------------
+    @property
+    def precisions(self) -> tuple[str, ...]:
+        """Precisions this device has a rate for, in canonical order."""
+        have = {c.precision for c in self.compute}
+        return tuple(p for p in PRECISIONS if p in have)
+
+    def rate(self, precision: str) -> ComputeRate:
+        for c in self.compute:
+            if c.precision == precision:
+                return c
+        raise v.InputError("precision", f"{self.name} has no {precision} rate; it has {', '.join(self.precisions)}")
+
+    def peak_flops(self, precision: str, sparse: bool = False) -> float:
+        """Peak FLOP/s at ``precision``; ``sparse`` applies the 2:4 factor where supported."""
+        return self.rate(precision).flops(sparse)
+
+    def supports_sparsity(self, precision: str) -> bool:
+        return self.rate(precision).sparsity_factor is not None
+
+    def memory_level(self, name: str = "HBM") -> MemoryLevel:
+        for m in self.memory:
+            if m.name == name:
+                return m
+        raise v.InputError("memory level", f"{self.name} has no {name} level; it has {', '.join(m.name for m in self.memory)}")
+
+    @property
+    def mem_bw(self) -> float:
+        """Device memory bandwidth in bytes/s (the first memory level)."""
+        return self.memory[0].bandwidth
+
+    @property
+    def mem_capacity(self) -> float | None:
+        return self.memory[0].capacity
+
+    def with_changes(self, **changes: Any) -> Hardware:
+        """A copy with fields replaced (validated again)."""
+        return replace(self, **changes)
+
+    # -- JSON-friendly form -----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "name": self.name,
+            "vendor": self.vendor,
+            "compute": [
+                {k: val for k, val in c.__dict__.items() if val not in (None, "")} for c in self.compute
+            ],
+            "memory": [
+                {k: val for k, val in m.__dict__.items() if val not in (None, "")} for m in self.memory
+            ],
+            "tdp_w": self.tdp_w,
+            "tdp_source": self.tdp_source,
+            "interconnect_bw": self.interconnect_bw,
+            "interconnect": self.interconnect,
+            "interconnect_source": self.interconnect_source,
+            "note": self.note,
+            "builtin": self.builtin,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hardware:
+        if not isinstance(data, dict):
+            raise v.InputError("hardware", f"must be a mapping, got {type(data).__name__}")
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(data) - known
+        if unknown:
+            raise v.InputError(sorted(unknown)[0], "is not a hardware field")
+        try:
+            compute = tuple(ComputeRate(**c) for c in data.get("compute", ()))
+            memory = tuple(MemoryLevel(**m) for m in data.get("memory", ()))
+        except TypeError as exc:
+            raise v.InputError("hardware", f"bad compute or memory entry ({exc})") from None
+        rest = {k: val for k, val in data.items() if k not in ("compute", "memory")}
+        return cls(compute=compute, memory=memory, **rest)
+
+
+def slug(name: str) -> str:
+    """'NVIDIA H100 SXM' -> 'nvidia-h100-sxm'."""
+    out = []
+    for ch in name.lower():
+        out.append(ch if ch.isalnum() else "-")
+    return "-".join(part for part in "".join(out).split("-") if part)
+
+
+__all__ = [
+    "PRECISIONS",
+    "PRECISION_LABELS",
+    "PRECISION_BYTES",
+    "ComputeRate",
+    "MemoryLevel",
+    "Hardware",
+    "slug",
+]
