@@ -121,12 +121,16 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
 
     Returns ``(array, was_scalar)`` so callers can hand a scalar back for a scalar input.
     """
-    if isinstance(value, bool):
+    # Refuse text and bools before numpy would quietly read "3" as 3.0 or True as 1.0.
+    if isinstance(value, (bool, str, bytes)):
         raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}")
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}") from None
+        raw = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise InputError(name, "must be a number or a rectangular array of numbers") from None
+    if raw.dtype.kind not in "iuf":
+        raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}")
+    arr = raw.astype(float)
     if arr.size and not np.all(np.isfinite(arr)):
         raise InputError(name, "must be finite (no NaN or infinity)")
     if positive_only and arr.size and np.any(arr <= 0):
@@ -134,6 +138,15 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
     if non_negative_only and arr.size and np.any(arr < 0):
         raise InputError(name, f"must be >= 0 everywhere, got minimum {arr.min():g}")
     return arr, arr.ndim == 0
+
+
+def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
+    """Broadcast named arrays together; a shape mismatch names the first parameter."""
+    try:
+        return list(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        names = ", ".join(arrays)
+        raise InputError(next(iter(arrays)), f"shapes of {names} do not broadcast together") from None
 
 
 def scalar_or_array(result: np.ndarray, was_scalar: bool):

@@ -1,0 +1,113 @@
+"""Facility energy, emissions, run summaries and the Llama 3 energy convention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench import carbon as cb
+from workbench._validate import InputError
+
+
+def test_facility_energy_and_emissions_arithmetic():
+    # 1,000 kWh of IT energy at PUE 1.58 (carbontracker's default) on a 475 g/kWh grid.
+    facility = cb.facility_energy_kwh(1000.0, 1.58)
+    assert facility == pytest.approx(1580.0)
+    assert cb.emissions_kg(facility, 475.0) == pytest.approx(750.5)
+    assert cb.facility_energy_kwh(1000.0, 1.0) == 1000.0
+    assert np.allclose(cb.emissions_kg([1.0, 2.0], 1000.0), [1.0, 2.0])
+
+
+def test_si_helpers():
+    assert cb.J_PER_KWH == 3.6e6
+    # 8 GPUs x (700 + 100) W x 1 hour = 6.4 kWh.
+    assert cb.it_energy_j(8, 700.0, 3600.0, host_overhead_w_per_gpu=100.0) == pytest.approx(6.4 * cb.J_PER_KWH)
+    assert cb.duration_from_tokens(1e12, 1e6) == pytest.approx(1e6)
+    assert np.allclose(cb.it_energy_j(np.array([1, 2]), 500.0, 10.0), [5000.0, 10000.0])
+
+
+def test_run_summary_like_a_dashboard_header():
+    s = cb.run_summary(
+        n_gpus=1024, duration_s=10 * 86400, gpu_power_w=600.0, pue=1.2, grid_g_per_kwh=400.0,
+        energy_price_per_kwh=0.10, gpu_hour_price=2.0, host_overhead_w_per_gpu=150.0,
+    )
+    hours = 1024 * 240
+    it_kwh = hours * 0.750
+    assert s.gpu_hours == pytest.approx(hours)
+    assert s.it_energy_j == pytest.approx(it_kwh * 3.6e6)
+    assert s.facility_energy_kwh == pytest.approx(it_kwh * 1.2)
+    assert s.facility_energy_j == pytest.approx(it_kwh * 1.2 * 3.6e6)
+    assert s.co2e_kg == pytest.approx(it_kwh * 1.2 * 0.4)
+    assert s.energy_cost == pytest.approx(it_kwh * 1.2 * 0.10)
+    assert s.compute_cost == pytest.approx(hours * 2.0)
+    assert s.total_cost == pytest.approx(s.energy_cost + s.compute_cost)
+
+
+def test_llama3_style_energy():
+    # Llama 3.1 8B: 1.46M H100 GPU-hours at 700 W peak = 1.022 GWh, no PUE.
+    assert cb.llama3_style_energy_kwh(1.46e6, 700.0) == pytest.approx(1.022e6)
+    # All three Llama 3.1 models, 39.3M GPU-hours: 27.51 GWh.
+    assert cb.llama3_style_energy_kwh(39.3e6, 700.0) == pytest.approx(27.51e6)
+
+
+@given(
+    it=st.floats(0, 1e9),
+    pue=st.floats(1.0, 3.0),
+    grid=st.floats(0, 1200),
+)
+def test_emissions_scale_with_pue_and_grid(it, pue, grid):
+    facility = cb.facility_energy_kwh(it, pue)
+    assert facility >= it
+    assert cb.emissions_kg(facility, grid) == pytest.approx(it * pue * grid / 1000.0)
+
+
+@given(
+    gpus=st.integers(1, 10_000),
+    power=st.floats(0, 1500),
+    hours=st.floats(0, 2000),
+    pue=st.floats(1.0, 2.0),
+)
+def test_run_summary_agrees_with_the_kwh_contract(gpus, power, hours, pue):
+    s = cb.run_summary(gpus, hours * 3600, power, pue, 475.0)
+    it_kwh = cb.it_energy_j(gpus, power, hours * 3600) / cb.J_PER_KWH
+    assert s.facility_energy_kwh == pytest.approx(cb.facility_energy_kwh(it_kwh, pue))
+    assert s.co2e_kg == pytest.approx(cb.emissions_kg(s.facility_energy_kwh, 475.0))
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+BAD_ANY = [float("nan"), float("inf"), "3", True, None, [1, "a"]]
+
+CASES = [
+    (cb.facility_energy_kwh, dict(it_energy_kwh=100.0, pue=1.2), {"it_energy_kwh": [-1], "pue": [0.9, 0, -1]}),
+    (cb.emissions_kg, dict(facility_energy_kwh=100.0, grid_g_per_kwh=475.0),
+     {"facility_energy_kwh": [-1], "grid_g_per_kwh": [-1]}),
+    (cb.it_energy_j, dict(n_gpus=8, gpu_power_w=700.0, duration_s=3600.0, host_overhead_w_per_gpu=50.0),
+     {"n_gpus": [0, -1, 1.5], "gpu_power_w": [-1], "duration_s": [-1], "host_overhead_w_per_gpu": [-1]}),
+    (cb.duration_from_tokens, dict(tokens=1e9, tokens_per_s=1e5), {"tokens": [-1], "tokens_per_s": [0, -1]}),
+    (cb.llama3_style_energy_kwh, dict(gpu_hours=1e6, peak_power_w=700.0),
+     {"gpu_hours": [-1], "peak_power_w": [0, -1]}),
+    (cb.run_summary, dict(n_gpus=8, duration_s=3600.0, gpu_power_w=700.0, pue=1.2, grid_g_per_kwh=475.0,
+                          energy_price_per_kwh=0.1, gpu_hour_price=2.0, host_overhead_w_per_gpu=50.0),
+     {"n_gpus": [0, 1.5], "duration_s": [-1], "gpu_power_w": [-1], "pue": [0.9, 0],
+      "grid_g_per_kwh": [-1], "energy_price_per_kwh": [-1], "gpu_hour_price": [-1],
+      "host_overhead_w_per_gpu": [-1]}),
+]
+
+
+def _bad_cases():
+    for func, good, extra in CASES:
+        for param in good:
+            for bad in BAD_ANY + extra.get(param, []):
+                yield pytest.param(func, good, param, bad, id=f"{func.__name__}-{param}-{bad!r}")
+
+
+@pytest.mark.parametrize("func, good, param, bad", list(_bad_cases()))
+def test_bad_input_names_the_parameter(func, good, param, bad):
+    func(**good)  # the baseline is valid
+    with pytest.raises(ValueError) as info:
+        func(**{**good, param: bad})
+    assert isinstance(info.value, InputError)
+    assert info.value.parameter == param, str(info.value)

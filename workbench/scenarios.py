@@ -1,0 +1,748 @@
+"""Scenarios: one validated, immutable value per panel holding all of that panel's inputs.
+
+Every quantity is in SI units (bytes, bytes/s, seconds, watts, FLOP/s). A scenario is a
+frozen dataclass; editing makes a new value (``with_changes``), which is validated again, so
+an invalid scenario never exists. Each round-trips through JSON with its ``kind`` and
+``schema_version``::
+
+    s = ScalingScenario(n_gpus=512)
+    text = s.to_json()                      # sorted keys, stable
+    assert scenario_from_json(text) == s
+
+Reading older data: ``UPGRADERS[(kind, v)]`` turns a version-``v`` dict into a version
+``v + 1`` dict; :func:`scenario_from_dict` applies them in order up to the class's
+``schema_version``. Data from a newer version raises :class:`ScenarioVersionError`.
+JSON is data: it is parsed with :mod:`json` (NaN/Infinity literals and duplicate keys
+refused), never evaluated or unpickled.
+
+Hardware fields hold preset keys ("h100-sxm"). They are checked for form here (non-empty
+text); whether a key exists is the preset library's business (``workbench`` cannot import
+``presets``), so a scenario naming a user's own preset stays valid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+from workbench import _validate as v
+from workbench.hardware import PRECISION_LABELS, PRECISIONS
+from workbench.kernels import Kernel
+from workbench.units import format_quantity
+
+__all__ = [
+    "Scenario",
+    "RooflineScenario",
+    "CollectiveScenario",
+    "AllReduceScenario",
+    "ScalingScenario",
+    "PowerScenario",
+    "SCENARIO_TYPES",
+    "UPGRADERS",
+    "register_upgrader",
+    "ScenarioVersionError",
+    "scenario_from_dict",
+    "scenario_from_json",
+    "describe_change",
+    "FIELD_LABELS",
+    "FIELD_UNITS",
+    "BINARY_FIELDS",
+    "CHOICES",
+    "VALUE_LABELS",
+    "COLLECTIVES",
+    "MAX_JSON_CHARS",
+]
+
+MiB = 2**20
+GiB = 2**30
+
+#: Collective operations, by the names nccl-tests and ``workbench.comms`` use.
+COLLECTIVES: tuple[str, ...] = (
+    "all_reduce", "reduce", "reduce_scatter", "all_gather", "broadcast", "scatter", "all_to_all",
+)
+SCHEDULES: tuple[str, ...] = ("conceptual", "ring")
+RECOMPUTE: tuple[str, ...] = ("none", "full")
+SCALING_MODES: tuple[str, ...] = ("strong", "weak")
+
+#: Allowed values of each choice field (for combo boxes).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "precision": PRECISIONS,
+    "collective": COLLECTIVES,
+    "schedule": SCHEDULES,
+    "recompute": RECOMPUTE,
+    "mode": SCALING_MODES,
+}
+
+#: Display names of choice values (for combo boxes and undo labels).
+VALUE_LABELS: dict[str, dict[str, str]] = {
+    "precision": dict(PRECISION_LABELS),
+    "collective": {
+        "all_reduce": "all-reduce",
+        "reduce": "reduce",
+        "reduce_scatter": "reduce-scatter",
+        "all_gather": "all-gather",
+        "broadcast": "broadcast",
+        "scatter": "scatter",
+        "all_to_all": "all-to-all",
+    },
+    "schedule": {"conceptual": "conceptual", "ring": "ring"},
+    "recompute": {"none": "no recomputation", "full": "full recomputation"},
+    "mode": {"strong": "strong scaling", "weak": "weak scaling"},
+}
+
+#: Human name of every scenario field, for form labels and undo text (sentence case).
+FIELD_LABELS: dict[str, str] = {
+    # roofline
+    "hardware": "Hardware",
+    "precision": "Precision",
+    "sparse": "Sparsity",
+    "show_precision_ceilings": "Precision ceilings",
+    "show_l2": "L2 roofline",
+    "kernels": "Kernels",
+    # collective
+    "collective": "Collective",
+    "n_ranks": "Ranks",
+    "schedule": "Schedule",
+    "message_bytes": "Message size",
+    "root": "Root rank",
+    "step": "Step",
+    # allreduce
+    "size_bytes": "Message size",
+    "link_bw": "Link bandwidth",
+    "alpha": "Latency per step",
+    "interconnect": "Interconnect",
+    "size_min": "Smallest size",
+    "size_max": "Largest size",
+    "measured_log": "Measured log",
+    # scaling
+    "n_gpus": "GPU count",
+    "n_params": "Parameters",
+    "n_layers": "Layers",
+    "d_model": "Model width",
+    "seq_len": "Sequence length",
+    "tokens_per_s": "Throughput (tokens/s)",
+    "recompute": "Recomputation",
+    "serial_fraction": "Serial fraction",
+    "mode": "Scaling mode",
+    "measured": "Measured throughput",
+    "pipeline_stages": "Pipeline stages",
+    "microbatches": "Microbatches",
+    "comm_time_s": "Communication time per step",
+    "overlap": "Communication overlap",
+    "dataloader_wait_s": "Data-loader wait per step",
+    "bytes_per_token": "Bytes per token",
+    "checkpoint_bytes": "Checkpoint size",
+    "checkpoint_interval_s": "Checkpoint interval",
+    # power
+    "power_cap_w": "Power cap",
+    "static_fraction": "Static power fraction",
+    "min_voltage_fraction": "Minimum voltage fraction",
+    "compute_bound_share": "Compute-bound share",
+    "tokens_per_s_per_gpu": "Throughput per GPU (tokens/s)",
+    "train_tokens": "Training tokens",
+    "host_overhead_w_per_gpu": "Host power per GPU",
+    "pue": "PUE",
+    "grid_g_per_kwh": "Grid carbon intensity (gCO2e/kWh)",
+    "region": "Region",
+    "energy_price_per_kwh": "Energy price per kWh",
+    "gpu_hour_price": "Price per GPU-hour",
+    "currency": "Currency",
+}
+
+#: The :mod:`workbench.units` unit of each numeric field, for parse_quantity/format_quantity
+#: ("%" fields hold fractions shown as percentages; "" is a plain number with k/M/B suffixes).
+#: Integer fields (counts, ranks) are absent: they are plain whole numbers.
+FIELD_UNITS: dict[str, str] = {
+    "message_bytes": "B",
+    "size_bytes": "B",
+    "link_bw": "B/s",
+    "alpha": "s",
+    "size_min": "B",
+    "size_max": "B",
+    "n_params": "",
+    "tokens_per_s": "",
+    "serial_fraction": "%",
+    "comm_time_s": "s",
+    "overlap": "%",
+    "dataloader_wait_s": "s",
+    "bytes_per_token": "B",
+    "checkpoint_bytes": "B",
+    "checkpoint_interval_s": "s",
+    "power_cap_w": "W",
+    "static_fraction": "%",
+    "min_voltage_fraction": "%",
+    "compute_bound_share": "%",
+    "tokens_per_s_per_gpu": "",
+    "train_tokens": "",
+    "host_overhead_w_per_gpu": "W",
+    "pue": "",
+    "grid_g_per_kwh": "",
+    "energy_price_per_kwh": "",
+    "gpu_hour_price": "",
+}
+
+#: Size fields shown with binary prefixes (MiB, GiB): message and memory sizes.
+BINARY_FIELDS: frozenset[str] = frozenset(
+    {"message_bytes", "size_bytes", "size_min", "size_max", "checkpoint_bytes"}
+)
+
+#: Largest scenario JSON accepted (a raw nccl-tests log fits many times over).
+MAX_JSON_CHARS = 16 * 2**20
+
+
+class ScenarioVersionError(v.InputError):
+    """Scenario data written by a newer version of the program (or with no upgrade path)."""
+
+
+# -- field checks (each returns the cleaned value or raises InputError naming the field) ----
+def _guard(check: Callable[..., Any], name: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return check(name, value, *args, **kwargs)
+    except OverflowError:  # float() of a huge int, e.g. 10**400 from JSON
+        raise v.InputError(name, "must be a finite number, got a number too large") from None
+
+
+def _float(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+           low_open: bool = False, high_open: bool = False) -> float:
+    result = _guard(v.number, name, value)
+    if low is not None and (result < low or (low_open and result == low)):
+        raise v.InputError(name, f"must be {'>' if low_open else '>='} {low:g}, got {result:g}")
+    if high is not None and (result > high or (high_open and result == high)):
+        raise v.InputError(name, f"must be {'<' if high_open else '<='} {high:g}, got {result:g}")
+    return result
+
+
+def _int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        bound = f"<= {high}" if high is not None else "a reasonable whole number"
+        raise v.InputError(name, f"must be {bound}, got a number with {len(str(abs(value)))} digits")
+    return _guard(v.integer, name, value, low, high)
+
+
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise v.InputError(name, f"must be true or false, got {v._describe(value)}")
+    return value
+
+
+def _key(name: str, value: Any) -> str:
+    result = v.text(name, value)
+    if len(result) > 100:
+        raise v.InputError(name, f"must be at most 100 characters, got {len(result)}")
+    return result
+
+
+def _sequence(name: str, value: Any) -> tuple[Any, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise v.InputError(name, f"must be a list, got {v._describe(value)}")
+    return tuple(value)
+
+
+def _nested_error(name: str, exc: v.InputError) -> v.InputError:
+    inner = str(exc)
+    prefix = f"{exc.parameter}: "
+    message = inner[len(prefix):] if inner.startswith(prefix) else inner
+    return v.InputError(f"{name}.{exc.parameter}", message)
+
+
+# -- the base class --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scenario:
+    """Base of every scenario type: validation, JSON, editing.
+
+    Subclasses are frozen dataclasses whose every field has a default, with a ``kind`` and a
+    ``schema_version``, and implement ``_check()`` which validates and normalises fields
+    through ``self._set``.
+    """
+
+    kind: ClassVar[str] = ""
+    schema_version: ClassVar[int] = 1
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    def _check(self) -> None:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    def _set(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    # -- introspection --------------------------------------------------------------------
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The scenario's fields, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    # -- editing ----------------------------------------------------------------------------
+    def with_changes(self, **changes: Any) -> Self:
+        """A new scenario with ``changes`` applied and validated again (this one is unchanged)."""
+        known = self.field_names()
+        for name in changes:
+            if name not in known:
+                raise v.InputError(name, f"is not a field of {self.kind} scenarios")
+        return dataclasses.replace(self, **changes)
+
+    # -- JSON --------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict: {"kind", "schema_version", **fields}, tuples as lists."""
+        out: dict[str, Any] = {"kind": self.kind, "schema_version": self.schema_version}
+        for name in self.field_names():
+            out[name] = _jsonable(getattr(self, name))
+        return out
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """The scenario as JSON text: sorted keys, so equal scenarios give equal text."""
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False, indent=indent,
+                          ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Read ``to_dict`` output (of this or an older schema version) back into a scenario."""
+        if not isinstance(data, Mapping):
+            raise v.InputError(cls.kind or "scenario", f"must be a JSON object, got {type(data).__name__}")
+        if "kind" not in data:
+            raise v.InputError("kind", "is required")
+        if data["kind"] != cls.kind:
+            raise v.InputError("kind", f"must be {cls.kind!r} for {cls.__name__}, got {v._describe(data['kind'])}")
+        fields = _upgrade(cls, dict(data))
+        known = cls.field_names()
+        for name in sorted(fields, key=str):
+            if not isinstance(name, str) or name not in known:
+                raise v.InputError(str(name), f"is not a field of {cls.kind} scenarios")
+        try:
+            return cls(**fields)
+        except RecursionError:  # a pathologically nested value, e.g. from hostile JSON
+            raise v.InputError(cls.kind, "a field is nested too deeply") from None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Kernel):
+        return value.to_dict()
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(item) for item in value]
+    return value
+
+
+# -- versions and upgraders ----------------------------------------------------------------
+#: ``UPGRADERS[(kind, n)]`` turns the dict of a version-n scenario (without "kind" and
+#: "schema_version") into the dict of version n + 1.
+UPGRADERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def register_upgrader(kind: str, from_version: int):
+    """Decorator: ``@register_upgrader("roofline", 1)`` upgrades roofline v1 dicts to v2."""
+
+    def decorate(fn: Callable[[dict[str, Any]], dict[str, Any]]):
+        UPGRADERS[(kind, from_version)] = fn
+        return fn
+
+    return decorate
+
+
+def _upgrade(cls: type[Scenario], data: dict[str, Any]) -> dict[str, Any]:
+    """Fields of ``data`` brought to ``cls.schema_version`` (kind and version removed)."""
+    if "schema_version" not in data:
+        raise v.InputError("schema_version", "is required")
+    version = data.pop("schema_version")
+    data.pop("kind", None)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise v.InputError("schema_version", f"must be a whole number, got {v._describe(version)}")
+    current = cls.schema_version
+    if version > 10**6:
+        raise ScenarioVersionError("schema_version", f"is not a plausible version (this program reads up to {current})")
+    if version < 0:
+        raise v.InputError("schema_version", f"must be >= 0, got {version}")
+    if version > current:
+        raise ScenarioVersionError(
+            "schema_version",
+            f"this {cls.kind} scenario is version {version}, written by a newer Scaling Workbench; "
+            f"this version reads up to version {current}. Update the program to open it.",
+        )
+    while version < current:
+        step = UPGRADERS.get((cls.kind, version))
+        if step is None:
+            raise ScenarioVersionError(
+                "schema_version",
+                f"no upgrade from version {version} of {cls.kind} scenarios to version {version + 1}",
+            )
+        upgraded = step(dict(data))
+        if not isinstance(upgraded, dict):
+            raise ScenarioVersionError(
+                "schema_version", f"the upgrade of {cls.kind} version {version} returned no fields"
+            )
+        upgraded.pop("kind", None)
+        upgraded.pop("schema_version", None)
+        data = upgraded
+        version += 1
+    return data
+
+
+# -- the five scenario types ---------------------------------------------------------------
+@dataclass(frozen=True)
+class RooflineScenario(Scenario):
+    """Roofline panel: up to four devices (the first is primary), a precision, kernels."""
+
+    kind: ClassVar[str] = "roofline"
+    schema_version: ClassVar[int] = 1
+
+    hardware: tuple[str, ...] = ("h100-sxm",)
+    precision: str = "bf16"
+    sparse: bool = False
+    show_precision_ceilings: bool = False
+    show_l2: bool = False
+    kernels: tuple[Kernel, ...] = ()
+
+    MAX_HARDWARE: ClassVar[int] = 4
+
+    def _check(self) -> None:
+        keys = tuple(_key(f"hardware[{i}]", k) for i, k in enumerate(_sequence("hardware", self.hardware)))
+        if not 1 <= len(keys) <= self.MAX_HARDWARE:
+            raise v.InputError("hardware", f"must list 1 to {self.MAX_HARDWARE} devices, got {len(keys)}")
+        if len(set(keys)) != len(keys):
+            raise v.InputError("hardware", f"must not list a device twice, got {list(keys)}")
+        self._set("hardware", keys)
+        v.choice("precision", self.precision, PRECISIONS)
+        _bool("sparse", self.sparse)
+        _bool("show_precision_ceilings", self.show_precision_ceilings)
+        _bool("show_l2", self.show_l2)
+        kernels = []
+        for i, item in enumerate(_sequence("kernels", self.kernels)):
+            name = f"kernels[{i}]"
+            try:
+                if isinstance(item, Kernel):
+                    kernels.append(item)
+                elif isinstance(item, Mapping):
+                    for required in ("name", "flops", "bytes"):
+                        if required not in item:
+                            raise v.InputError(f"{name}.{required}", "is required")
+                    kernels.append(Kernel.from_dict(dict(item)))
+                else:
+                    raise v.InputError(name, f"must be a kernel, got {v._describe(item)}")
+            except v.InputError as exc:
+                raise exc if exc.parameter.startswith(name) else _nested_error(name, exc) from None
+            except (TypeError, OverflowError) as exc:
+                raise v.InputError(name, f"is not a valid kernel ({exc})") from None
+        self._set("kernels", tuple(kernels))
+
+    @property
+    def primary(self) -> str:
+        """The primary device's preset key."""
+        return self.hardware[0]
+
+
+@dataclass(frozen=True)
+class CollectiveScenario(Scenario):
+    """Collectives panel: one collective on a few ranks, stepped through a schedule."""
+
+    kind: ClassVar[str] = "collective"
+    schema_version: ClassVar[int] = 1
+
+    collective: str = "all_reduce"
+    n_ranks: int = 4
+    schedule: str = "ring"
+    message_bytes: float = float(256 * MiB)
+    root: int = 0
+    step: int = 0
+
+    def _check(self) -> None:
+        v.choice("collective", self.collective, COLLECTIVES)
+        n = _int("n_ranks", self.n_ranks, 2, 64)
+        self._set("n_ranks", n)
+        v.choice("schedule", self.schedule, SCHEDULES)
+        self._set("message_bytes", _float("message_bytes", self.message_bytes, low=0, low_open=True))
+        root = _int("root", self.root, 0)
+        if root >= n:
+            raise v.InputError("root", f"must be < n_ranks ({n}), got {root}")
+        self._set("root", root)
+        self._set("step", _int("step", self.step, 0))
+
+
+@dataclass(frozen=True)
+class AllReduceScenario(Scenario):
+    """All-reduce cost model panel: alpha-beta model over a size sweep, optional measured log."""
+
+    kind: ClassVar[str] = "allreduce"
+    schema_version: ClassVar[int] = 1
+
+    collective: str = "all_reduce"
+    size_bytes: float = float(GiB)
+    n_ranks: int = 8
+    link_bw: float = 360e9
+    alpha: float = 5e-6
+    interconnect: str = ""
+    size_min: float = 1024.0
+    size_max: float = float(16 * GiB)
+    measured_log: str = ""
+
+    def _check(self) -> None:
+        v.choice("collective", self.collective, COLLECTIVES)
+        self._set("size_bytes", _float("size_bytes", self.size_bytes, low=0, low_open=True))
+        self._set("n_ranks", _int("n_ranks", self.n_ranks, 2, 1_000_000))
+        self._set("link_bw", _float("link_bw", self.link_bw, low=0, low_open=True))
+        self._set("alpha", _float("alpha", self.alpha, low=0))
+        self._set("interconnect", v.text("interconnect", self.interconnect, allow_empty=True))
+        lo = _float("size_min", self.size_min, low=0, low_open=True)
+        hi = _float("size_max", self.size_max, low=0, low_open=True)
+        if not lo < hi:
+            raise v.InputError("size_max", f"must be > size_min ({lo:g}), got {hi:g}")
+        self._set("size_min", lo)
+        self._set("size_max", hi)
+        if not isinstance(self.measured_log, str):  # raw text: kept exactly, not stripped
+            raise v.InputError("measured_log", f"must be text, got {v._describe(self.measured_log)}")
+
+
+@dataclass(frozen=True)
+class ScalingScenario(Scenario):
+    """Scaling panel: a training run's model, throughput and the overheads that limit scaling."""
+
+    kind: ClassVar[str] = "scaling"
+    schema_version: ClassVar[int] = 1
+
+    hardware: str = "h100-sxm"
+    precision: str = "bf16"
+    sparse: bool = False
+    n_gpus: int = 8
+    n_params: float = 8e9
+    n_layers: int = 32
+    d_model: int = 4096
+    seq_len: int = 8192
+    tokens_per_s: float = 1e5
+    recompute: str = "none"
+    serial_fraction: float = 0.02
+    mode: str = "strong"
+    measured: tuple[tuple[int, float], ...] = ()
+    pipeline_stages: int = 1
+    microbatches: int = 1
+    comm_time_s: float = 0.0
+    overlap: float = 0.0
+    dataloader_wait_s: float = 0.0
+    bytes_per_token: float = 4.0
+    checkpoint_bytes: float = 0.0
+    checkpoint_interval_s: float = 3600.0
+
+    MAX_GPUS: ClassVar[int] = 10_000_000
+
+    def _check(self) -> None:
+        self._set("hardware", _key("hardware", self.hardware))
+        v.choice("precision", self.precision, PRECISIONS)
+        _bool("sparse", self.sparse)
+        self._set("n_gpus", _int("n_gpus", self.n_gpus, 1, self.MAX_GPUS))
+        self._set("n_params", _float("n_params", self.n_params, low=0, low_open=True))
+        self._set("n_layers", _int("n_layers", self.n_layers, 0, 1_000_000))
+        self._set("d_model", _int("d_model", self.d_model, 0, 100_000_000))
+        self._set("seq_len", _int("seq_len", self.seq_len, 0, 1_000_000_000))
+        self._set("tokens_per_s", _float("tokens_per_s", self.tokens_per_s, low=0, low_open=True))
+        v.choice("recompute", self.recompute, RECOMPUTE)
+        self._set("serial_fraction", _guard(v.fraction, "serial_fraction", self.serial_fraction))
+        v.choice("mode", self.mode, SCALING_MODES)
+        pairs = []
+        for i, item in enumerate(_sequence("measured", self.measured)):
+            name = f"measured[{i}]"
+            pair = _sequence(name, item)
+            if len(pair) != 2:
+                raise v.InputError(name, f"must be a (gpus, throughput) pair, got {len(pair)} values")
+            gpus = _int(f"{name}.gpus", pair[0], 1, self.MAX_GPUS)
+            throughput = _float(f"{name}.throughput", pair[1], low=0, low_open=True)
+            pairs.append((gpus, throughput))
+        self._set("measured", tuple(pairs))
+        self._set("pipeline_stages", _int("pipeline_stages", self.pipeline_stages, 1, self.MAX_GPUS))
+        self._set("microbatches", _int("microbatches", self.microbatches, 1, 1_000_000))
+        self._set("comm_time_s", _float("comm_time_s", self.comm_time_s, low=0))
+        self._set("overlap", _guard(v.fraction, "overlap", self.overlap))
+        self._set("dataloader_wait_s", _float("dataloader_wait_s", self.dataloader_wait_s, low=0))
+        self._set("bytes_per_token", _float("bytes_per_token", self.bytes_per_token, low=0))
+        self._set("checkpoint_bytes", _float("checkpoint_bytes", self.checkpoint_bytes, low=0))
+        self._set("checkpoint_interval_s",
+                  _float("checkpoint_interval_s", self.checkpoint_interval_s, low=0, low_open=True))
+
+    @property
+    def six_n_only(self) -> bool:
+        """True when no architecture is given: FLOPs per token is just 6N."""
+        return self.n_layers == 0 and self.d_model == 0 and self.seq_len == 0
+
+
+@dataclass(frozen=True)
+class PowerScenario(Scenario):
+    """Power and carbon panel: power cap, energy, emissions and cost of a training run."""
+
+    kind: ClassVar[str] = "power"
+    schema_version: ClassVar[int] = 1
+
+    hardware: str = "h100-sxm"
+    n_gpus: int = 8
+    power_cap_w: float | None = None
+    static_fraction: float = 0.3
+    min_voltage_fraction: float = 0.6
+    compute_bound_share: float = 0.7
+    tokens_per_s_per_gpu: float = 3000.0
+    train_tokens: float = 1e12
+    host_overhead_w_per_gpu: float = 0.0
+    pue: float = 1.2
+    grid_g_per_kwh: float = 475.0
+    region: str = "world"
+    energy_price_per_kwh: float = 0.10
+    gpu_hour_price: float = 0.0
+    currency: str = "USD"
+
+    def _check(self) -> None:
+        self._set("hardware", _key("hardware", self.hardware))
+        self._set("n_gpus", _int("n_gpus", self.n_gpus, 1, ScalingScenario.MAX_GPUS))
+        if self.power_cap_w is not None:
+            self._set("power_cap_w", _float("power_cap_w", self.power_cap_w, low=0, low_open=True))
+        self._set("static_fraction",
+                  _float("static_fraction", self.static_fraction, low=0, high=1, high_open=True))
+        self._set("min_voltage_fraction",
+                  _float("min_voltage_fraction", self.min_voltage_fraction, low=0, high=1, low_open=True))
+        self._set("compute_bound_share", _guard(v.fraction, "compute_bound_share", self.compute_bound_share))
+        self._set("tokens_per_s_per_gpu",
+                  _float("tokens_per_s_per_gpu", self.tokens_per_s_per_gpu, low=0, low_open=True))
+        self._set("train_tokens", _float("train_tokens", self.train_tokens, low=0, low_open=True))
+        self._set("host_overhead_w_per_gpu",
+                  _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0))
+        self._set("pue", _float("pue", self.pue, low=1, high=5))
+        self._set("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0))
+        self._set("region", _key("region", self.region))
+        self._set("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0))
+        self._set("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0))
+        currency = v.text("currency", self.currency)
+        if len(currency) > 10:
+            raise v.InputError("currency", f"must be a short code such as 'USD', got {v._describe(currency)}")
+        self._set("currency", currency)
+
+
+#: Every scenario type by its ``kind``.
+SCENARIO_TYPES: dict[str, type[Scenario]] = {
+    cls.kind: cls
+    for cls in (RooflineScenario, CollectiveScenario, AllReduceScenario, ScalingScenario, PowerScenario)
+}
+
+
+# -- reading --------------------------------------------------------------------------------
+def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
+    """The scenario a ``to_dict`` result describes, dispatched on its "kind" (older versions upgraded)."""
+    if not isinstance(data, Mapping):
+        raise v.InputError("scenario", f"must be a JSON object, got {type(data).__name__}")
+    if "kind" not in data:
+        raise v.InputError("kind", f"is required (one of {', '.join(SCENARIO_TYPES)})")
+    kind = data["kind"]
+    if not isinstance(kind, str) or kind not in SCENARIO_TYPES:
+        raise v.InputError("kind", f"must be one of {', '.join(SCENARIO_TYPES)}; got {v._describe(kind)}")
+    return SCENARIO_TYPES[kind].from_dict(data)
+
+
+def _reject_constant(name: str) -> Any:
+    raise v.InputError("json", f"{name} is not allowed: every number must be finite")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise v.InputError("json", f"the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
+def scenario_from_json(text: str | bytes) -> Scenario:
+    """The scenario in JSON ``text`` (from ``to_json``); hostile or broken text raises InputError."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise v.InputError("json", f"is not UTF-8 text ({exc.reason})") from None
+    if not isinstance(text, str):
+        raise v.InputError("json", f"must be text, got {type(text).__name__}")
+    if len(text) > MAX_JSON_CHARS:
+        raise v.InputError("json", f"is too long ({len(text)} characters; at most {MAX_JSON_CHARS})")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise v.InputError("json", f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise v.InputError("json", "is nested too deeply to be a scenario") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        if isinstance(exc, v.InputError):
+            raise
+        if "digits" in str(exc):
+            raise v.InputError("json", "holds a number with too many digits") from None
+        raise v.InputError("json", f"is not usable: {exc}") from None
+    return scenario_from_dict(data)
+
+
+# -- undo labels ------------------------------------------------------------------------------
+def _label_in_sentence(name: str) -> str:
+    label = FIELD_LABELS.get(name, name.replace("_", " ")).split(" (", 1)[0]
+    first = label.split(" ", 1)[0]
+    if len(first) > 1 and first[1:].islower() or len(first) == 1:
+        return label[0].lower() + label[1:]
+    return label  # starts with an acronym: "GPU count", "PUE", "L2 roofline"
+
+
+def _show_value(name: str, value: Any) -> str | None:
+    """The value as a person reads it, or None when it is too long to put in a label."""
+    if name in VALUE_LABELS and isinstance(value, str):
+        return VALUE_LABELS[name].get(value, value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int):
+        return f"{value:,}".replace(",", " ") if abs(value) >= 10_000 else str(value)
+    if isinstance(value, float):
+        unit = FIELD_UNITS.get(name)
+        if unit is None:
+            return format_quantity(value, "")
+        return format_quantity(value, unit, binary=name in BINARY_FIELDS)
+    if isinstance(value, str):
+        if "\n" in value or len(value) > 30:
+            return None
+        return f"'{value}'" if value == "" else value
+    if isinstance(value, tuple) and all(isinstance(x, str) for x in value):
+        text = ", ".join(value)
+        return text if len(text) <= 40 else None
+    return None
+
+
+def describe_change(old: Scenario, new: Scenario) -> str:
+    """A readable undo label for the edit from ``old`` to ``new``.
+
+    One field: "Change GPU count to 512", "Change precision to FP8", "Turn sparsity on",
+    "Add kernel 'gemm'", "Remove power cap". Several: "Change GPU count and precision" or
+    "Change 3 scaling settings". None: "No change".
+    """
+    if not isinstance(old, Scenario) or not isinstance(new, Scenario):
+        raise v.InputError("scenario", "describe_change compares two scenarios")
+    if type(old) is not type(new):
+        raise v.InputError("scenario", f"cannot compare a {old.kind} scenario with a {new.kind} scenario")
+    changed = [n for n in old.field_names() if getattr(old, n) != getattr(new, n)]
+    if not changed:
+        return "No change"
+    if len(changed) > 1:
+        labels = [_label_in_sentence(n) for n in changed]
+        if len(labels) == 2:
+            return f"Change {labels[0]} and {labels[1]}"
+        return f"Change {len(labels)} {old.kind} settings"
+    name = changed[0]
+    before, after = getattr(old, name), getattr(new, name)
+    label = _label_in_sentence(name)
+    if isinstance(after, bool):
+        return f"Turn {label} {'on' if after else 'off'}"
+    if name == "kernels":
+        added = [k for k in after if k not in before]
+        removed = [k for k in before if k not in after]
+        if len(added) == 1 and not removed:
+            return f"Add kernel '{added[0].name}'"
+        if len(removed) == 1 and not added:
+            return f"Remove kernel '{removed[0].name}'"
+        return "Edit kernels"
+    if name == "power_cap_w":
+        if after is None:
+            return "Remove power cap"
+    if isinstance(after, str) and not after:
+        return f"Clear {label}"
+    shown = _show_value(name, after)
+    if shown is None:
+        return f"Edit {label}"
+    return f"Change {label} to {shown}"
+
