@@ -103,6 +103,14 @@ class Hardware:
             raise v.InputError("compute", "at least one precision rate is required")
         if not memory:
             raise v.InputError("memory", "at least one memory level (device memory) is required")
+        for c in compute:
+            if not isinstance(c, ComputeRate):
+                raise v.InputError("compute", f"entries must be ComputeRate values, got {type(c).__name__}")
+        for m in memory:
+            if not isinstance(m, MemoryLevel):
+                raise v.InputError("memory", f"entries must be MemoryLevel values, got {type(m).__name__}")
+        if not isinstance(self.builtin, bool):
+            raise v.InputError("builtin", f"must be True or False, got {self.builtin!r}")
         seen = [c.precision for c in compute]
         if len(set(seen)) != len(seen):
             raise v.InputError("compute", f"a precision is listed twice: {seen}")
@@ -147,13 +155,18 @@ class Hardware:
         raise v.InputError("memory level", f"{self.name} has no {name} level; it has {', '.join(m.name for m in self.memory)}")
 
     @property
+    def _device_memory(self) -> MemoryLevel:
+        # The level named "HBM" is device memory wherever it is listed; else the first level.
+        return next((m for m in self.memory if m.name == "HBM"), self.memory[0])
+
+    @property
     def mem_bw(self) -> float:
-        """Device memory bandwidth in bytes/s (the first memory level)."""
-        return self.memory[0].bandwidth
+        """Device memory bandwidth in bytes/s (the "HBM" level, else the first memory level)."""
+        return self._device_memory.bandwidth
 
     @property
     def mem_capacity(self) -> float | None:
-        return self.memory[0].capacity
+        return self._device_memory.capacity
 
     def with_changes(self, **changes: Any) -> Hardware:
         """A copy with fields replaced (validated again)."""
