@@ -1,1 +1,66 @@
-"""The project file: SQLite via SQLAlchemy 2.x, with atomic save and schema migrations."""
+"""The project file: SQLite via SQLAlchemy 2.x, with atomic save and schema migrations.
+
+A project is one SQLite file (``.swbproj``) holding hardware presets, saved scenarios and
+metadata. :class:`Project` is the working copy (in memory) of such a file:
+
+    project = Project.open(path)          # or Project.create(path), open_or_create_default()
+    project.save_scenario("My run", scenario, notes="...")
+    project.dirty                         # True until saved
+    project.save()                        # atomic: temp file, fsync, rename
+
+Errors are :class:`ProjectError` subclasses whose one-line message names the file, the
+problem and what to do. See :mod:`storage.recovery` for crash recovery files and
+:mod:`storage.migrations` for schema versions.
+"""
+
+from storage.errors import (
+    BuiltinPresetError,
+    CorruptProjectError,
+    InvalidItemError,
+    ItemNotFoundError,
+    NameConflictError,
+    NewerVersionError,
+    NotAProjectError,
+    ProjectError,
+    ProjectExistsError,
+    ProjectLockedError,
+    ProjectNotFoundError,
+    ProjectSaveError,
+    ReadOnlyProjectError,
+)
+from storage.models import APPLICATION_ID, FILE_SUFFIX, SCHEMA_VERSION
+from storage.project import (
+    SCENARIO_FILE_FORMAT,
+    PresetRecord,
+    Project,
+    ScenarioRecord,
+    default_project_path,
+    open_or_create_default,
+    read_scenario_file,
+)
+
+__all__ = [
+    "Project",
+    "ScenarioRecord",
+    "PresetRecord",
+    "default_project_path",
+    "open_or_create_default",
+    "read_scenario_file",
+    "APPLICATION_ID",
+    "FILE_SUFFIX",
+    "SCHEMA_VERSION",
+    "SCENARIO_FILE_FORMAT",
+    "ProjectError",
+    "ProjectNotFoundError",
+    "ProjectExistsError",
+    "NotAProjectError",
+    "CorruptProjectError",
+    "NewerVersionError",
+    "ProjectLockedError",
+    "ReadOnlyProjectError",
+    "ProjectSaveError",
+    "ItemNotFoundError",
+    "NameConflictError",
+    "BuiltinPresetError",
+    "InvalidItemError",
+]

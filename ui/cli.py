@@ -1,28 +1,133 @@
 """Command line entry point ``scaling-workbench``.
 
+    scaling-workbench                  the GUI on the default project
+    scaling-workbench PROJECT          the GUI on PROJECT
+    scaling-workbench new PROJECT      create a project with the built-in presets and samples
+    scaling-workbench list PROJECT     print the saved scenarios, "kind<TAB>name" one a line
+    scaling-workbench --version
+
+A first argument that is a sub-command name ("new", "list", "export") is the sub-command;
+to open a project file literally called ``new``, write ``./new``.
+
 Sub-commands that need no display (``new``, ``list``) never import Qt, so they run on a
-server without Qt's system libraries. Every failure exits non-zero with one line on stderr.
+server without Qt's system libraries. Every failure exits non-zero with one line on stderr
+that names the file and the problem.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 import workbench
+
+PROG = "scaling-workbench"
+
+# Exit codes: 0 success, 1 a failure with a message on stderr, 2 bad usage (argparse).
+EXIT_OK = 0
+EXIT_FAILURE = 1
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: " + " ".join(str(message).split()), file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _one_line(text: str) -> str:
+    """A stored name printed on one line: tabs and line breaks become visible escapes."""
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+# -- sub-commands ----------------------------------------------------------------------------
+def _cmd_new(args: argparse.Namespace) -> int:
+    from storage import Project, ProjectError
+
+    try:
+        project = Project.create(args.project)
+    except ProjectError as exc:
+        return _fail(str(exc))
+    except ValueError as exc:  # a broken preset data file
+        return _fail(f"{args.project}: could not seed the project ({exc})")
+    with project:
+        count = len(project.list_scenarios())
+        presets = len(project.list_presets())
+    print(f"created {args.project} with {presets} hardware presets and {count} sample scenarios")
+    return EXIT_OK
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from storage import Project, ProjectError
+
+    try:
+        project = Project.open(args.project)
+    except ProjectError as exc:
+        return _fail(str(exc))
+    with project:
+        records = project.list_scenarios(args.kind)
+        problems = project.problems
+    out = sys.stdout
+    for record in records:
+        out.write(f"{_one_line(record.kind)}\t{_one_line(record.name)}\n")
+    out.flush()
+    for problem in problems:
+        print(f"{PROG}: warning: {args.project}: {_one_line(problem)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _add_new(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "new", help="create a project with the built-in presets and sample scenarios",
+        description="Create a project file seeded with the built-in hardware presets and sample "
+                    "scenarios. An existing file is never overwritten.",
+    )
+    parser.add_argument("project", help="the new project file (conventionally NAME.swbproj)")
+    parser.set_defaults(handler=_cmd_new)
+
+
+def _add_list(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "list", help="print the saved scenarios, kind<TAB>name one a line",
+        description="Print the saved scenarios of a project, one a line: kind, a tab, the name.",
+    )
+    parser.add_argument("project", help="the project file")
+    parser.add_argument("--kind", help="only scenarios of this kind (roofline, collective, ...)")
+    parser.set_defaults(handler=_cmd_list)
+
+
+# Sub-commands by name: each adds its parser (which sets ``handler``) to the subparsers.
+# The headless ``export`` command plugs in here: write ``_add_export`` (its handler may
+# import Qt inside it, with QT_QPA_PLATFORM=offscreen) and add "export": _add_export.
+SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "new": _add_new,
+    "list": _add_list,
+}
+
+
+def _command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Scaling Workbench commands.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS.values():
+        add(commands)
+    return parser
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="scaling-workbench",
+        prog=PROG,
         description="Plan, measure and explain the performance of large GPU training runs.",
+        epilog="commands (run 'scaling-workbench COMMAND --help'): " + ", ".join(SUBCOMMANDS),
     )
-    parser.add_argument("--version", action="version", version=f"scaling-workbench {workbench.__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {workbench.__version__}")
     parser.add_argument("project", nargs="?", help="project file to open in the GUI")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        args = _command_parser().parse_args(argv)
+        return args.handler(args)
     args = _parser().parse_args(argv)
     from ui.app import run_gui  # Qt is imported only when a window is wanted
 

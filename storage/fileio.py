@@ -1,0 +1,341 @@
+"""Low-level file work: recognising a project file, loading it, writing copies atomically.
+
+Loading never writes to the source: the header is read as bytes, then a read-only SQLite
+connection (``mode=ro``) takes a shared lock with a short busy timeout (a lock held by
+another process gives :class:`ProjectLockedError`, never a hang) and the backup API copies
+the database into memory.
+
+Writing goes to ``NAME.tmp-XXXXXXXX`` in the target's folder (same file system, so the
+final rename is atomic), is fsynced, renamed over the target with ``os.replace`` and the
+folder is fsynced. A crash at any point leaves either the old or the new file; a stray
+temporary file never carries the project's name or extension.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shutil
+import sqlite3
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage.errors import (
+    CorruptProjectError,
+    NewerVersionError,
+    NotAProjectError,
+    ProjectError,
+    ProjectLockedError,
+    ProjectNotFoundError,
+    ProjectSaveError,
+)
+from storage.models import APPLICATION_ID, SCHEMA_VERSION
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+HEADER_SIZE = 100
+# Seconds to wait for another process's lock before giving up with ProjectLockedError.
+BUSY_TIMEOUT = 0.25
+TEMP_MARKER = ".tmp-"
+
+_NOT_A_PROJECT_ADVICE = "open a .swbproj file saved by Scaling Workbench (the file was not changed)"
+_CORRUPT_ADVICE = "restore it from a backup or a .bak copy beside it (the file was not changed)"
+
+
+@dataclass(frozen=True)
+class Header:
+    """The facts of an SQLite header that matter before opening the database."""
+
+    page_size: int
+    page_count: int | None  # None when the header's in-header size is not valid
+    user_version: int
+    application_id: int
+
+
+def read_header(path: Path) -> Header:
+    """Recognise a project by its first 100 bytes, or raise a :class:`ProjectError`."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise ProjectNotFoundError(path, f"the folder {path.parent} does not exist",
+                                       "check the path") from None
+        raise ProjectNotFoundError(path, "no such file", "check the path") from None
+    except OSError as exc:
+        raise ProjectError(path, f"cannot be read ({exc.strerror})", "check the path and permissions") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise NotAProjectError(path, "is a folder, not a project file", "choose a .swbproj file")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAProjectError(path, "is not a regular file", "choose a .swbproj file")
+    if st.st_size == 0:
+        raise NotAProjectError(path, "is empty, not a Scaling Workbench project", _NOT_A_PROJECT_ADVICE)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(HEADER_SIZE)
+    except OSError as exc:
+        raise ProjectError(path, f"cannot be read ({exc.strerror})", "check the permissions") from None
+    if not head.startswith(SQLITE_MAGIC):
+        raise NotAProjectError(
+            path, f"is not a Scaling Workbench project ({_describe_content(head)})", _NOT_A_PROJECT_ADVICE
+        )
+    if len(head) < HEADER_SIZE:
+        raise CorruptProjectError(path, "is damaged: the database header is cut short", _CORRUPT_ADVICE)
+    (raw_page_size,) = struct.unpack(">H", head[16:18])
+    page_size = 65536 if raw_page_size == 1 else raw_page_size
+    change_counter, in_header_pages = struct.unpack(">II", head[24:32])
+    (valid_for,) = struct.unpack(">I", head[92:96])
+    (user_version,) = struct.unpack(">I", head[60:64])
+    (application_id,) = struct.unpack(">I", head[68:72])
+    header = Header(
+        page_size=page_size,
+        page_count=in_header_pages if in_header_pages and valid_for == change_counter else None,
+        user_version=user_version,
+        application_id=application_id,
+    )
+    if application_id != APPLICATION_ID:
+        raise NotAProjectError(
+            path, "is an SQLite database but not a Scaling Workbench project", _NOT_A_PROJECT_ADVICE
+        )
+    if user_version > SCHEMA_VERSION:
+        raise NewerVersionError(path, user_version, SCHEMA_VERSION)
+    if page_size < 512 or page_size & (page_size - 1):
+        raise CorruptProjectError(path, "is damaged: invalid page size in the header", _CORRUPT_ADVICE)
+    if st.st_size % page_size or (header.page_count and header.page_count * page_size > st.st_size):
+        raise CorruptProjectError(
+            path, "is damaged: the file is truncated (shorter than its header says)", _CORRUPT_ADVICE
+        )
+    return header
+
+
+def _describe_content(head: bytes) -> str:
+    if head.startswith(b"\x89PNG"):
+        return "it is a PNG image"
+    if head[:3] == b"\xff\xd8\xff":
+        return "it is a JPEG image"
+    if head.startswith(b"%PDF"):
+        return "it is a PDF document"
+    if head.startswith(b"PK\x03\x04"):
+        return "it is a ZIP archive"
+    if head.lstrip().startswith((b"{", b"[")):
+        return "it looks like a JSON file; scenario files are imported, not opened"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "unrecognised binary content"
+    return "it is a text file"
+
+
+def _ro_uri(path: Path) -> str:
+    return Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+
+
+def load_into_memory(path: Path) -> tuple[sqlite3.Connection, Header]:
+    """Check ``path`` and copy its database into a new in-memory connection.
+
+    Raises the matching :class:`ProjectError`; the file is never written.
+    """
+    header = read_header(path)
+    try:
+        source = sqlite3.connect(_ro_uri(path), uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _classify(path, exc) from None
+    memory = sqlite3.connect(":memory:", check_same_thread=False)
+    try:
+        try:
+            # Take the shared lock ourselves, with the busy timeout: Connection.backup() would
+            # retry forever while another process holds an exclusive lock.
+            source.execute("BEGIN")
+            source.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            source.backup(memory)
+            source.execute("ROLLBACK")
+        finally:
+            source.close()
+        result = memory.execute("PRAGMA quick_check").fetchall()
+        if [tuple(r) for r in result] != [("ok",)]:
+            first = str(result[0][0]) if result else "unknown problem"
+            raise CorruptProjectError(path, f"is damaged: {first[:200]}", _CORRUPT_ADVICE)
+        if memory.execute("PRAGMA application_id").fetchone()[0] != header.application_id or \
+                memory.execute("PRAGMA user_version").fetchone()[0] != header.user_version:
+            raise CorruptProjectError(path, "is damaged: its header is inconsistent", _CORRUPT_ADVICE)
+    except ProjectError:
+        memory.close()
+        raise
+    except sqlite3.Error as exc:
+        memory.close()
+        raise _classify(path, exc) from None
+    return memory, header
+
+
+def _classify(path: Path, exc: sqlite3.Error) -> ProjectError:
+    text = str(exc)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return ProjectLockedError(
+            path, "is locked by another program", "close the other program (or wait for it) and try again"
+        )
+    if "unable to open" in lowered:
+        return ProjectError(path, "cannot be opened", "check that the file exists and is readable")
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return CorruptProjectError(path, f"is damaged ({text})", _CORRUPT_ADVICE)
+    return CorruptProjectError(path, f"cannot be read as a project ({text})", _CORRUPT_ADVICE)
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def temp_path_for(target: Path) -> Path:
+    return target.with_name(f"{target.name}{TEMP_MARKER}{secrets.token_hex(4)}")
+
+
+def _create_temp(target: Path) -> Path:
+    """Create an empty temporary file beside ``target`` (mode from the umask, or the target's)."""
+    for _ in range(100):
+        tmp = temp_path_for(target)
+        try:
+            fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode) | stat.S_IWUSR)
+        except FileNotFoundError:
+            pass
+        return tmp
+    raise FileExistsError(errno.EEXIST, "could not create a temporary file", str(target))
+
+
+def copy_database(source: sqlite3.Connection, dest: Path) -> None:
+    """Copy the whole database of ``source`` into the (empty) file ``dest``: the writer step."""
+    conn = sqlite3.connect(dest, isolation_level=None)
+    try:
+        # A scratch file: no rollback journal and no syncs here; fsync_file follows.
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+        source.backup(conn)
+    finally:
+        conn.close()
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename durable; not every platform or file system can, which is fine."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _save_error(target: Path, exc: BaseException, what: str) -> ProjectSaveError:
+    if (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or "full" in str(exc).lower():
+        problem = f"could not {what}: the disk is full"
+        advice = "free some space or use Save As to save elsewhere; the previous file is unchanged"
+    elif isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        problem = f"could not {what}: permission denied"
+        advice = "use Save As to save elsewhere; the previous file is unchanged"
+    elif not target.parent.is_dir():
+        problem = f"could not {what}: the folder {target.parent} does not exist"
+        advice = "choose an existing folder"
+    else:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        problem = f"could not {what} ({reason})"
+        advice = "try again or use Save As; the previous file is unchanged"
+    return ProjectSaveError(target, problem, advice)
+
+
+def atomic_write_database(source: sqlite3.Connection, target: Path, what: str = "save") -> None:
+    """Write ``source`` to ``target`` atomically (temp file, fsync, rename, fsync folder)."""
+    if not target.parent.is_dir():
+        raise ProjectSaveError(target, f"could not {what}: the folder {target.parent} does not exist",
+                               "choose an existing folder")
+    tmp: Path | None = None
+    try:
+        tmp = _create_temp(target)
+        copy_database(source, tmp)
+        fsync_file(tmp)
+        os.replace(tmp, target)
+        tmp = None
+    except (OSError, sqlite3.Error) as exc:
+        raise _save_error(target, exc, what) from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    fsync_dir(target.parent)
+
+
+def atomic_write_bytes(data: bytes, target: Path, what: str = "write") -> None:
+    tmp: Path | None = None
+    try:
+        tmp = _create_temp(target)
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise _save_error(target, exc, what) from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    fsync_dir(target.parent)
+
+
+def atomic_copy_file(source: Path, target: Path, what: str = "write a backup copy") -> None:
+    tmp: Path | None = None
+    try:
+        tmp = _create_temp(target)
+        shutil.copyfile(source, tmp)
+        fsync_file(tmp)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise _save_error(target, exc, what) from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    fsync_dir(target.parent)
+
+
+def read_only_reason(path: Path) -> str | None:
+    """Why ``path`` cannot be saved in place, or None.
+
+    Mode bits are checked as well as ``os.access``: root may write anything, but a file
+    marked read-only is the user's wish all the same.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            return "the file is marked read-only"
+        if not os.access(path, os.W_OK):
+            return "you do not have permission to write the file"
+    parent = path.parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the folder {parent} is not writable"
+    return None
