@@ -1,0 +1,638 @@
+"""Charts made to be shown: one configured plot widget that every panel uses.
+
+:class:`Chart` is a ``pyqtgraph.PlotWidget`` with the house style: theme background, axis
+labels that carry their unit, log axes labelled in human units ("1 T", "10 T", "100 T" with
+"(FLOP/s)" in the axis label), the palette from :mod:`ui.theme`, a legend only when there is
+more than one series, the operating point marked, a hover readout, presentation mode, and
+``chart_data()`` for the CSV export. Data is always given in real SI values; the log10
+bookkeeping pyqtgraph needs stays inside this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QGraphicsView
+
+from ui import theme as th
+
+_PREFIXES = [
+    (1e18, "E"),
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "µ"),
+    (1e-9, "n"),
+    (1e-12, "p"),
+    (1e-15, "f"),
+]
+#: units that take milli, micro, nano (as workbench.units does): 1.5 ms, 350 mW
+_SMALL_PREFIX_UNITS = frozenset({"s", "W", "J"})
+_BINARY_PREFIXES = [(1024.0**p, s) for p, s in ((5, "Pi"), (4, "Ti"), (3, "Gi"), (2, "Mi"), (1, "Ki"), (0, ""))]
+
+
+def si_label(value: float, unit: str = "", *, binary: bool = False, digits: int = 3) -> str:
+    """A compact tick or readout label: 1e14 -> "100 T" (or "100 TFLOP/s" with a unit)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}".strip()
+    magnitude = abs(value)
+    table = _BINARY_PREFIXES if binary else _PREFIXES
+    if unit not in _SMALL_PREFIX_UNITS:  # 0.1 FLOP/B, not 100 mFLOP/B
+        table = [(f, p) for f, p in table if f >= 1.0]
+    factor, prefix = table[-1]
+    for f, p in table:
+        if magnitude >= f * (1 - 1e-9):
+            factor, prefix = f, p
+            break
+    mantissa = value / factor
+    text = f"{mantissa:.{digits}g}"
+    if "e" in text:  # beyond the prefix table: plain scientific
+        text = f"{value:.{digits}g}"
+        prefix = ""
+    sep = " " if (prefix or unit) else ""
+    return f"{text}{sep}{prefix}{unit}"
+
+
+class LogUnitAxis(pg.AxisItem):
+    """An axis for one unit. On a log axis the ticks read "1 T", "10 T", "100 T" (prefix
+    scaled, the unit in the axis label) instead of pyqtgraph's "10¹²"; automatic SI prefixes
+    are off there because they mislabel log axes. A linear axis keeps pyqtgraph's behaviour
+    (prefix moved into the label: "(TFLOP/s)")."""
+
+    def __init__(self, orientation: str, unit: str = "", *, binary: bool = False, unit_in_ticks: bool = False, **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.unit = unit
+        self.binary = binary
+        self.unit_in_ticks = unit_in_ticks
+
+    def setLogMode(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
+        super().setLogMode(*args, **kwargs)
+        self.enableAutoSIPrefix(not self.logMode and not self.binary)
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph naming
+        lo, hi = sorted(self.range) if self.range is not None else (0.0, 0.0)
+        decades = abs(hi - lo)
+        unit = self.unit if self.unit_in_ticks else ""
+        strings = []
+        for v in values:
+            real = 10.0 ** float(v) * scale
+            mantissa = round(real / 10.0 ** math.floor(math.log10(real) + 1e-9), 6)
+            keep = mantissa in (1.0,) or (decades <= 2.5 and mantissa in (2.0, 5.0)) or decades <= 1.0
+            strings.append(si_label(real, unit, binary=self.binary) if keep else "")
+        return strings
+
+
+@dataclass
+class Series:
+    """One drawn series: real (not log10) values, and how it is drawn."""
+
+    name: str
+    x: np.ndarray
+    y: np.ndarray
+    item: pg.PlotDataItem
+    color_index: int | None
+    color: str | None
+    width: float
+    style: Qt.PenStyle
+    symbol: str | None
+    in_legend: bool
+
+
+_STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
+
+
+class Chart(pg.PlotWidget):
+    """The chart every panel draws into. All values passed in are real SI values."""
+
+    #: Data coordinates (real values, not log10) under the mouse.
+    hovered = Signal(float, float)
+    #: The mouse left the plot area.
+    hoverLeft = Signal()
+
+    def __init__(
+        self,
+        parent=None,
+        *,
+        title: str = "",
+        x_label: str = "",
+        x_unit: str = "",
+        y_label: str = "",
+        y_unit: str = "",
+        log_x: bool = False,
+        log_y: bool = False,
+        x_binary: bool = False,
+        y_binary: bool = False,
+    ):
+        axes = {
+            "bottom": LogUnitAxis("bottom", x_unit, binary=x_binary),
+            "left": LogUnitAxis("left", y_unit, binary=y_binary),
+        }
+        self._theme = th.current_theme()
+        super().__init__(parent, background=self._theme.background, axisItems=axes)
+        self.setObjectName("chart")
+        self._title = title
+        self._labels = {"bottom": (x_label, x_unit), "left": (y_label, y_unit)}
+        self._log = {"x": False, "y": False}
+        self._presentation = th.presentation_enabled()
+        self._series: dict[str, Series] = {}
+        self._next_color = 0
+        self._legend: pg.LegendItem | None = None
+        self._op: tuple[float, float, str] | None = None
+        self._op_item: pg.PlotDataItem | None = None
+        self._op_label: pg.TextItem | None = None
+        self._lines: list[tuple[pg.InfiniteLine, float, str, bool, object]] = []
+        self._hover_items: tuple[pg.InfiniteLine, pg.InfiniteLine, pg.TextItem] | None = None
+        self._hover_formatter: Callable[[float, float], str] | None = None
+        self._hover_enabled = False
+
+        plot = self.getPlotItem()
+        plot.hideButtons()
+        plot.layout.setContentsMargins(6, 6, 18, 6)  # room for the last tick label on the right
+        plot.setMenuEnabled(False)
+        plot.showGrid(x=True, y=True, alpha=self._theme.grid_alpha)
+        for name in ("top", "right"):
+            plot.showAxis(name)
+            plot.getAxis(name).setStyle(showValues=False, tickLength=0)
+        self.setAntialiasing(True)
+        self.set_log_axes(log_x, log_y)
+        plot.getViewBox().sigRangeChanged.connect(self._place_overlays)
+        self._restyle()
+        th.register(self)
+
+    # -- axes ------------------------------------------------------------------------------
+    def axis(self, which: str) -> LogUnitAxis:
+        return self.getPlotItem().getAxis({"x": "bottom", "y": "left"}.get(which, which))
+
+    def set_axis_labels(self, x_label=None, x_unit=None, y_label=None, y_unit=None) -> None:
+        """Axis titles and units ("Arithmetic intensity", "FLOP/B")."""
+        for side, label, unit in (("bottom", x_label, x_unit), ("left", y_label, y_unit)):
+            old_label, old_unit = self._labels[side]
+            label = old_label if label is None else label
+            unit = old_unit if unit is None else unit
+            self._labels[side] = (label, unit)
+            self.axis(side).unit = unit
+        self._apply_labels()
+
+    def set_log_axes(self, x: bool = True, y: bool = True) -> None:
+        self._log = {"x": bool(x), "y": bool(y)}
+        self.getPlotItem().setLogMode(x=bool(x), y=bool(y))
+        for side in ("bottom", "left"):
+            ax = self.axis(side)
+            ax.enableAutoSIPrefix(not ax.logMode and not ax.binary)
+        self._apply_labels()
+        self._place_overlays()
+
+    def close(self) -> bool:
+        # Not pyqtgraph's PlotWidget.close(): it removes the ViewBox from the scene, which hands
+        # the ViewBox and its children (legend, curves) back to Python, and collecting them
+        # later segfaults under PySide6 6.12; it also fails when called twice (plotItem is
+        # None afterwards). A plain close leaves the scene to be deleted with the widget.
+        return QGraphicsView.close(self)
+
+    def _alive(self) -> bool:
+        return getattr(self, "plotItem", None) is not None
+
+    def log_axes(self) -> tuple[bool, bool]:
+        return self._log["x"], self._log["y"]
+
+    def to_view(self, x: float, y: float) -> tuple[float, float]:
+        """Real values -> view coordinates (log10 on log axes)."""
+        return (math.log10(x) if self._log["x"] else x, math.log10(y) if self._log["y"] else y)
+
+    def from_view(self, vx: float, vy: float) -> tuple[float, float]:
+        """View coordinates -> real values."""
+        return (10.0**vx if self._log["x"] else vx, 10.0**vy if self._log["y"] else vy)
+
+    def set_log_range(self, xmin=None, xmax=None, ymin=None, ymax=None, padding: float = 0.0) -> None:
+        """Set the visible range in real values; log axes are converted to log10 here."""
+        kwargs = {}
+        for axis, lo, hi, key in (("x", xmin, xmax, "xRange"), ("y", ymin, ymax, "yRange")):
+            if lo is None or hi is None:
+                continue
+            if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+                raise ValueError(f"{axis} range must be finite with min < max, got {lo!r} to {hi!r}")
+            if self._log[axis]:
+                if lo <= 0:
+                    raise ValueError(f"{axis} range on a log axis must be > 0, got {lo!r}")
+                lo, hi = math.log10(lo), math.log10(hi)
+            kwargs[key] = (lo, hi)
+        if kwargs:
+            self.getPlotItem().getViewBox().setRange(padding=padding, **kwargs)
+
+    def visible_range(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """((xmin, xmax), (ymin, ymax)) in real values."""
+        (x0, x1), (y0, y1) = self.getPlotItem().getViewBox().viewRange()
+        a, b = self.from_view(x0, y0)
+        c, d = self.from_view(x1, y1)
+        return (a, c), (b, d)
+
+    # -- series ---------------------------------------------------------------------------
+    def add_series(
+        self,
+        name: str,
+        x: Sequence[float],
+        y: Sequence[float],
+        *,
+        color: str | QColor | None = None,
+        width: float | None = None,
+        style: str = "solid",
+        symbol: str | None = None,
+        in_legend: bool = True,
+    ) -> pg.PlotDataItem:
+        """Draw a series (replacing one of the same name). Colours come from the palette in
+        order unless given (semantic colours: ``th.MEMORY_BOUND`` etc.)."""
+        xs, ys = self._checked(name, x, y)
+        if name in self._series:
+            self.remove_series(name)
+        color_index = None
+        if color is None:
+            color_index = self._next_color
+            self._next_color += 1
+        item = pg.PlotDataItem(name=name)
+        self.getPlotItem().addItem(item)
+        series = Series(
+            name=name,
+            x=xs,
+            y=ys,
+            item=item,
+            color_index=color_index,
+            color=QColor(color).name() if color is not None else None,
+            width=th.BASE_LINE_WIDTH if width is None else float(width),
+            style=_STYLES.get(style, Qt.PenStyle.SolidLine),
+            symbol=symbol,
+            in_legend=in_legend,
+        )
+        self._series[name] = series
+        self._style_series(series)
+        item.setData(xs, ys)
+        self.update_legend()
+        return item
+
+    def set_series_data(self, name: str, x: Sequence[float], y: Sequence[float]) -> None:
+        series = self._series[name]
+        series.x, series.y = self._checked(name, x, y)
+        series.item.setData(series.x, series.y)
+
+    def remove_series(self, name: str) -> None:
+        series = self._series.pop(name, None)
+        if series is not None:
+            self.getPlotItem().removeItem(series.item)
+            self.update_legend()
+
+    def clear_series(self) -> None:
+        for name in list(self._series):
+            series = self._series.pop(name)
+            self.getPlotItem().removeItem(series.item)
+        self._next_color = 0
+        self.update_legend()
+
+    def series(self) -> list[Series]:
+        return list(self._series.values())
+
+    def _checked(self, name: str, x, y) -> tuple[np.ndarray, np.ndarray]:
+        xs = np.asarray(x, dtype=float).ravel()
+        ys = np.asarray(y, dtype=float).ravel()
+        if xs.shape != ys.shape:
+            raise ValueError(f"series {name!r}: x has {xs.size} values but y has {ys.size}")
+        for axis, values in (("x", xs), ("y", ys)):
+            if self._log[axis] and np.any(values[np.isfinite(values)] <= 0):
+                raise ValueError(f"series {name!r}: a log {axis} axis cannot show values <= 0")
+        return xs, ys
+
+    def _pen(self, color: QColor, width: float, style=Qt.PenStyle.SolidLine):
+        pen = pg.mkPen(color, width=width * th.scale_factor(self._presentation), style=style)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        return pen
+
+    def _series_color(self, series: Series) -> QColor:
+        if series.color is not None:
+            return QColor(series.color)
+        return self._theme.series_color(series.color_index or 0)
+
+    def _style_series(self, series: Series) -> None:
+        color = self._series_color(series)
+        s = th.scale_factor(self._presentation)
+        series.item.setPen(self._pen(color, series.width, series.style))
+        if series.symbol:
+            series.item.setSymbol(series.symbol)
+            series.item.setSymbolSize(th.BASE_MARKER_SIZE * 0.7 * s)
+            series.item.setSymbolBrush(color)
+            series.item.setSymbolPen(pg.mkPen(self._theme.background, width=1.0 * s))
+        else:
+            series.item.setSymbol(None)
+
+    def update_legend(self) -> None:
+        """Show a legend only when more than one series is named."""
+        plot = self.getPlotItem()
+        if self._legend is not None:
+            self._legend.clear()
+            if self._legend.scene() is not None:
+                self._legend.scene().removeItem(self._legend)
+            plot.legend = None
+            self._legend = None
+        shown = [s for s in self._series.values() if s.in_legend and s.name]
+        if len(shown) <= 1:
+            return
+        s = th.scale_factor(self._presentation)
+        bg = QColor(self._theme.background)
+        bg.setAlpha(225)
+        legend = pg.LegendItem(
+            offset=(12, 12),
+            labelTextColor=self._theme.ink,
+            labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt",
+            brush=pg.mkBrush(bg),
+            pen=pg.mkPen(self._theme.muted, width=1),
+            verSpacing=-2,
+        )
+        legend.setParentItem(plot.getViewBox())
+        legend.setZValue(50)
+        for series in shown:
+            legend.addItem(series.item, series.name)
+        plot.legend = legend
+        self._legend = legend
+
+    def legend_visible(self) -> bool:
+        return self._legend is not None and self._legend.isVisible()
+
+    # -- operating point, reference lines ---------------------------------------------------
+    def set_operating_point(self, x: float, y: float, label: str = "") -> None:
+        """Mark the current scenario's point (a large vermillion dot, outlined)."""
+        if self._log["x"] and x <= 0 or self._log["y"] and y <= 0:
+            raise ValueError("the operating point must be > 0 on a log axis")
+        self._op = (float(x), float(y), label)
+        plot = self.getPlotItem()
+        if self._op_item is None:
+            self._op_item = pg.PlotDataItem()
+            self._op_item.setZValue(40)
+            plot.addItem(self._op_item)
+            self._op_label = pg.TextItem(anchor=(-0.08, 1.1))
+            self._op_label.setZValue(41)
+            plot.addItem(self._op_label, ignoreBounds=True)
+        self._op_item.setData([x], [y])
+        self._style_operating_point()
+        self._place_overlays()
+
+    def clear_operating_point(self) -> None:
+        if self._op_item is not None:
+            self.getPlotItem().removeItem(self._op_item)
+            self.getPlotItem().removeItem(self._op_label)
+        self._op = self._op_item = self._op_label = None
+
+    def operating_point(self) -> tuple[float, float, str] | None:
+        return self._op
+
+    def _style_operating_point(self) -> None:
+        if self._op_item is None:
+            return
+        s = th.scale_factor(self._presentation)
+        color = self._theme.color("operating_point")
+        self._op_item.setPen(None)
+        self._op_item.setSymbol("o")
+        self._op_item.setSymbolSize(th.BASE_MARKER_SIZE * s)
+        self._op_item.setSymbolBrush(color)
+        self._op_item.setSymbolPen(pg.mkPen(self._theme.ink, width=1.5 * s))
+        label = self._op[2] if self._op else ""
+        self._op_label.setColor(self._theme.ink)
+        self._op_label.setText(label)
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * s)
+        font.setBold(True)
+        self._op_label.setFont(font)
+
+    def add_reference_line(self, value: float, *, vertical: bool = True, label: str = "", color=None) -> pg.InfiniteLine:
+        """A dashed line at a real value (e.g. the ridge point), labelled."""
+        if (self._log["x"] if vertical else self._log["y"]) and value <= 0:
+            raise ValueError("a reference line on a log axis must be > 0")
+        line = pg.InfiniteLine(angle=90 if vertical else 0, movable=False)
+        line.setZValue(20)
+        self.getPlotItem().addItem(line, ignoreBounds=True)
+        self._lines.append((line, float(value), label, vertical, color))
+        self._style_lines()
+        self._place_overlays()
+        return line
+
+    def clear_reference_lines(self) -> None:
+        for line, *_ in self._lines:
+            self.getPlotItem().removeItem(line)
+        self._lines = []
+
+    def _style_lines(self) -> None:
+        s = th.scale_factor(self._presentation)
+        for line, _value, label, _vertical, color in self._lines:
+            c = QColor(color) if color is not None else QColor(self._theme.muted)
+            line.setPen(self._pen(c, 1.5, Qt.PenStyle.DashLine))
+            if label:
+                if getattr(line, "label", None) is None:
+                    line.label = pg.InfLineLabel(line, label, position=0.92, anchors=[(0, 0), (0, 0)])
+                line.label.setColor(self._theme.ink)
+                font = QFont()
+                font.setPointSizeF(th.BASE_TICK_FONT_PT * 0.9 * s)
+                line.label.textItem.setFont(font)
+
+    def _place_overlays(self, *_args) -> None:
+        """Re-place items positioned in view coordinates (they do not follow log mode)."""
+        if self._op is not None and self._op_label is not None:
+            vx, vy = self.to_view(self._op[0], self._op[1])
+            self._op_label.setPos(QPointF(vx, vy))
+            # keep the label inside the plot: left of the point near the right edge, below it
+            # near the top
+            (x0, x1), (y0, y1) = self.getPlotItem().getViewBox().viewRange()
+            right = x1 > x0 and vx > x0 + 0.7 * (x1 - x0)
+            top = y1 > y0 and vy > y0 + 0.85 * (y1 - y0)
+            self._op_label.setAnchor((1.08 if right else -0.08, -0.1 if top else 1.1))
+        for line, value, _label, vertical, _color in self._lines:
+            axis = "x" if vertical else "y"
+            line.setPos(math.log10(value) if self._log[axis] else value)
+
+    # -- hover readout ----------------------------------------------------------------------
+    def enable_hover(self, readout: bool = True, formatter: Callable[[float, float], str] | None = None) -> None:
+        """Crosshair and readout under the mouse; ``hovered(x, y)`` carries real values."""
+        self._hover_formatter = formatter
+        if self._hover_enabled:
+            return
+        self._hover_enabled = True
+        plot = self.getPlotItem()
+        vline = pg.InfiniteLine(angle=90, movable=False)
+        hline = pg.InfiniteLine(angle=0, movable=False)
+        text = pg.TextItem(anchor=(0, 1))
+        for item in (vline, hline, text):
+            item.setZValue(60)
+            item.setVisible(False)
+            plot.addItem(item, ignoreBounds=True)
+        text.setVisible(False)
+        self._hover_items = (vline, hline, text)
+        self._hover_readout = readout
+        self._style_hover()
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+    def hover_text(self, x: float, y: float) -> str:
+        if self._hover_formatter is not None:
+            return self._hover_formatter(x, y)
+        (xl, xu), (yl, yu) = self._labels["bottom"], self._labels["left"]
+        xs = si_label(x, xu, binary=self.axis("bottom").binary)
+        ys = si_label(y, yu, binary=self.axis("left").binary)
+        return f"{xl or 'x'}: {xs}\n{yl or 'y'}: {ys}"
+
+    def hover_at_scene(self, scene_pos: QPointF) -> tuple[float, float] | None:
+        """Update the crosshair for a scene position; returns the real (x, y) or None."""
+        return self._on_mouse_moved(scene_pos)
+
+    def _on_mouse_moved(self, scene_pos) -> tuple[float, float] | None:
+        vb = self.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            if self._hover_items is not None and self._hover_items[0].isVisible():
+                for item in self._hover_items:
+                    item.setVisible(False)
+                self.hoverLeft.emit()
+            return None
+        p = vb.mapSceneToView(scene_pos)
+        x, y = self.from_view(p.x(), p.y())
+        if self._hover_items is not None:
+            vline, hline, text = self._hover_items
+            vline.setPos(p.x())
+            hline.setPos(p.y())
+            vline.setVisible(True)
+            hline.setVisible(True)
+            if self._hover_readout:
+                text.setText(self.hover_text(x, y))
+                text.setPos(p)
+                (x0, x1), (y0, y1) = vb.viewRange()
+                right = p.x() > x0 + 0.6 * (x1 - x0)
+                top = p.y() > y0 + 0.7 * (y1 - y0)
+                text.setAnchor((1.0 if right else -0.05, 0.0 if top else 1.0))
+                text.setVisible(True)
+        self.hovered.emit(x, y)
+        return x, y
+
+    def _style_hover(self) -> None:
+        if self._hover_items is None:
+            return
+        vline, hline, text = self._hover_items
+        pen = self._pen(QColor(self._theme.muted), 1.0, Qt.PenStyle.DotLine)
+        vline.setPen(pen)
+        hline.setPen(pen)
+        bg = QColor(self._theme.background)
+        bg.setAlpha(230)
+        text.fill = pg.mkBrush(bg)
+        text.border = pg.mkPen(self._theme.muted)
+        text.setColor(self._theme.ink)
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * th.scale_factor(self._presentation))
+        text.setFont(font)
+
+    # -- data for CSV -------------------------------------------------------------------------
+    def chart_data(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """(name, x, y) per series, real values, in drawing order."""
+        return [(s.name, s.x.copy(), s.y.copy()) for s in self._series.values()]
+
+    def axis_header(self, which: str) -> str:
+        """CSV header for an axis: "Arithmetic intensity (FLOP/B)"."""
+        label, unit = self._labels["bottom" if which == "x" else "left"]
+        return f"{label or which} ({unit or '1'})"
+
+    def csv_columns(self) -> list[tuple[str, Sequence]] | None:
+        """Wide columns when every series shares the same x, else ``None`` (use long format)."""
+        data = self.chart_data()
+        if not data:
+            return []
+        x0 = data[0][1]
+        if any(x.shape != x0.shape or not np.array_equal(x, x0) for _, x, _ in data[1:]):
+            return None
+        _, y_unit = self._labels["left"]
+        columns: list[tuple[str, Sequence]] = [(self.axis_header("x"), x0)]
+        for name, _x, y in data:
+            columns.append((f"{name} ({y_unit or '1'})", y))
+        return columns
+
+    # -- look ---------------------------------------------------------------------------------
+    def set_title(self, title: str) -> None:
+        self._title = title
+        self._apply_labels()
+
+    def set_presentation(self, enabled: bool) -> None:
+        """Thick lines and large fonts for a projector."""
+        self._presentation = bool(enabled)
+        if self._alive():
+            self._restyle()
+
+    def presentation(self) -> bool:
+        return self._presentation
+
+    def apply_theme(self, theme: th.Theme) -> None:
+        self._theme = theme
+        if self._alive():
+            self._restyle()
+
+    def theme(self) -> th.Theme:
+        return self._theme
+
+    def _apply_labels(self) -> None:
+        s = th.scale_factor(self._presentation)
+        style = {"color": self._theme.ink, "font-size": f"{th.BASE_LABEL_FONT_PT * s:.1f}pt"}
+        for side in ("bottom", "left"):
+            label, unit = self._labels[side]
+            ax = self.axis(side)
+            if label or unit:
+                ax.setLabel(text=label, units=unit or None, **style)
+            else:
+                ax.showLabel(False)
+        plot = self.getPlotItem()
+        if self._title:
+            plot.setTitle(self._title, color=self._theme.ink, size=f"{th.BASE_LABEL_FONT_PT * 1.15 * s:.1f}pt", bold=True)
+        else:
+            plot.setTitle(None)
+
+    def _restyle(self) -> None:
+        t = self._theme
+        s = th.scale_factor(self._presentation)
+        self.setBackground(t.background)
+        plot = self.getPlotItem()
+        tick_font = QFont()
+        tick_font.setPointSizeF(th.BASE_TICK_FONT_PT * s)
+        for side in ("bottom", "left", "top", "right"):
+            ax = plot.getAxis(side)
+            ax.setPen(pg.mkPen(t.ink, width=1.0 * s))
+            ax.setTickPen(pg.mkPen(t.ink, width=1.0))  # also the grid: stays fine
+            ax.setTextPen(pg.mkPen(t.ink))
+            ax.setTickFont(tick_font)
+            ax.setStyle(tickTextOffset=int(4 * s))
+        plot.showGrid(x=True, y=True, alpha=t.grid_alpha)
+        for series in self._series.values():
+            self._style_series(series)
+        self._apply_labels()
+        self._style_operating_point()
+        self._style_lines()
+        self._style_hover()
+        self.update_legend()
+
+    @contextlib.contextmanager
+    def export_style(self, background: QColor) -> Iterator[None]:
+        """For an export: ink readable on ``background``, the hover readout hidden."""
+        saved_theme = self._theme
+        target = th.theme_for_background(background)
+        hidden = []
+        if self._hover_items is not None:
+            hidden = [item for item in self._hover_items if item.isVisible()]
+            for item in hidden:
+                item.setVisible(False)
+        if target is not saved_theme:
+            self.apply_theme(target)
+        try:
+            yield
+        finally:
+            if target is not saved_theme:
+                self.apply_theme(saved_theme)
+            for item in hidden:
+                item.setVisible(True)

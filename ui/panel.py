@@ -1,0 +1,540 @@
+"""The anatomy every panel shares, so that learning one panel teaches all five.
+
+::
+
+    +---------------------------------------------------------------+
+    | [Save as scenario] [Compare] [Export v] [Explain]  [Override] |  panel toolbar
+    +-------------+-------------------------------------------------+
+    | inputs form |                                                 |
+    | (scroll)    |                chart area                       |
+    |             |                                                 |
+    |             +-------------------------------------------------+
+    | status      |  results table: quantity | value | unit         |
+    +-------------+-------------------------------------------------+
+
+A panel holds one scenario value. The form's fields are bound to scenario fields with
+``add_quantity_field`` / ``add_int_field`` / ``add_choice`` / ``add_check``; a user edit
+becomes ``edit(field=value)``, which builds the new scenario with ``with_changes`` and pushes
+a :class:`~ui.commands.ScenarioCommand`. A validation error from the model is shown next to
+the field and nothing is pushed. Undo and redo call ``set_scenario``, which refreshes the view
+without touching the undo stack.
+
+Subclasses set ``kind`` and ``title``, build their form and chart in ``__init__``, and
+implement ``refresh()`` (draw the chart and fill the results from the current scenario,
+asking ``workbench`` for every number).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui import theme as th
+from ui.charts import Chart
+from ui.commands import push_scenario_edit
+from ui.widgets.quantity_edit import IntField, QuantityField
+from workbench import units
+
+FORM_WIDTH = 300  # px: the inputs column, fixed-ish so the chart gets the rest
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One headline number: ``value`` in SI units (or ready text), ``unit`` from workbench.units."""
+
+    quantity: str
+    value: float | str | None
+    unit: str = ""
+    tooltip: str = ""
+    binary: bool = False
+
+
+def _split_quantity(value: float, unit: str, binary: bool) -> tuple[str, str]:
+    """(number, prefixed unit): 3.35e12 B/s -> ("3.35", "TB/s")."""
+    try:
+        text = units.format_quantity(value, unit, binary=binary and unit in ("B", "B/s"))
+    except ValueError:
+        return f"{value:.4g}", unit
+    if " " in text:
+        number, shown_unit = text.split(" ", 1)
+        return number, shown_unit
+    if unit == "%":
+        return text.rstrip("%"), "%"
+    return text, unit
+
+
+class ResultsTable(QTableWidget):
+    """Read-only table of headline numbers: quantity, value (right-aligned), unit.
+    Each row's tooltip says what the number means. Ctrl+C copies the selection as text."""
+
+    HEADERS = ("Quantity", "Value", "Unit")
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(0, 3, parent)
+        self.setObjectName("resultsTable")
+        self.setHorizontalHeaderLabels(list(self.HEADERS))
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.verticalHeader().setVisible(False)
+        header = self.horizontalHeader()
+        # quantity, value and unit side by side (read across a projector without hunting);
+        # the spare width goes to the unit column, on the right
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(60)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.horizontalHeaderItem(1).setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self._base_point_size = self.font().pointSizeF()
+        copy = QAction("Copy", self)
+        copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.triggered.connect(self.copy_selection)
+        self.addAction(copy)
+        th.register(self)
+        self.set_presentation(th.presentation_enabled())
+
+    def set_rows(self, rows: Iterable[ResultRow | Sequence[Any]]) -> None:
+        """Replace the rows. Each is a :class:`ResultRow` or (quantity, value, unit[, tooltip])."""
+        rows = [r if isinstance(r, ResultRow) else ResultRow(*r) for r in rows]
+        self.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            if row.value is None:
+                number, unit = "–", row.unit
+            elif isinstance(row.value, str):
+                number, unit = row.value, row.unit
+            else:
+                number, unit = _split_quantity(float(row.value), row.unit, row.binary)
+            cells = (row.quantity, number, unit)
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+                if row.tooltip:
+                    item.setToolTip(row.tooltip)
+                if col == 1:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.setItem(i, col, item)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Tall enough to show every row without scrolling (up to a cap)."""
+        self.setMinimumHeight(min(self.sizeHint().height(), 240))
+        self.updateGeometry()
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """The displayed text, row by row (for tests and copying)."""
+        out = []
+        for i in range(self.rowCount()):
+            out.append(tuple(self.item(i, c).text() if self.item(i, c) else "" for c in range(3)))
+        return out
+
+    def copy_selection(self) -> None:
+        selected = sorted({index.row() for index in self.selectedIndexes()}) or range(self.rowCount())
+        lines = ["\t".join(self.rows()[r]) for r in selected]
+        QGuiApplication.clipboard().setText("\n".join(lines))
+
+    def sizeHint(self):  # noqa: N802 - Qt naming
+        hint = super().sizeHint()
+        rows = max(self.rowCount(), 3)
+        height = self.horizontalHeader().height() + rows * self.verticalHeader().defaultSectionSize() + 2 * self.frameWidth()
+        hint.setHeight(min(height + 4, 260))
+        return hint
+
+    def set_presentation(self, enabled: bool) -> None:
+        font = QFont(self.font())
+        font.setPointSizeF(self._base_point_size * th.scale_factor(enabled))
+        self.setFont(font)
+        self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
+        self._fit_height()
+
+
+class PanelBase(QWidget):
+    """Base of the five panels: inputs form, chart area, results table, panel toolbar."""
+
+    #: scenario kind this panel edits ("roofline", "collective", ...)
+    kind: str = ""
+    #: shown on the dock tab and in exports
+    title: str = "Panel"
+
+    scenarioChanged = Signal(object)
+    saveRequested = Signal()
+    compareRequested = Signal()
+    exportRequested = Signal(str)  # "png", "svg" or "csv"
+    explainRequested = Signal()
+    overrideContextChanged = Signal(bool)
+
+    def __init__(self, scenario: Any = None, parent: QWidget | None = None, *, undo_stack: QUndoStack | None = None):
+        super().__init__(parent)
+        self.setObjectName(f"panel.{self.kind or 'base'}")
+        self._scenario = scenario
+        self._own_stack = QUndoStack(self)
+        self._stack: QUndoStack = undo_stack if undo_stack is not None else self._own_stack
+        self._bindings: dict[str, tuple[QWidget, str]] = {}
+        self._override_context = False
+        self._context: Any = None
+        self._syncing = False
+        self._build()
+        if scenario is not None:
+            self._sync_fields()
+
+    # -- layout --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.toolbar = QToolBar(self)
+        self.toolbar.setObjectName("panelToolbar")
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.toolbar.setMovable(False)
+        self.action_save = self._action("Save as scenario…", "Save the current inputs as a named scenario in the project",
+                                        self.saveRequested.emit, "actionSave")
+        self.action_compare = self._action("Compare…", "Overlay saved scenarios on this chart",
+                                           self.compareRequested.emit, "actionCompare")
+        self.export_menu = QMenu("Export", self)
+        self.action_export_png = self._action("PNG image…", "Export the chart as a PNG (scenario embedded)",
+                                              lambda: self.exportRequested.emit("png"), "actionExportPng", add=False)
+        self.action_export_svg = self._action("SVG drawing…", "Export the chart as an SVG vector drawing",
+                                              lambda: self.exportRequested.emit("svg"), "actionExportSvg", add=False)
+        self.action_export_csv = self._action("CSV numbers…", "Export the chart's numbers as CSV (units in headers)",
+                                              lambda: self.exportRequested.emit("csv"), "actionExportCsv", add=False)
+        for action in (self.action_export_png, self.action_export_svg, self.action_export_csv):
+            self.export_menu.addAction(action)
+        export_button = QToolButton(self.toolbar)
+        export_button.setObjectName("exportButton")
+        export_button.setText("Export")
+        export_button.setToolTip("Export the chart as PNG or SVG, or its numbers as CSV")
+        export_button.setMenu(self.export_menu)
+        export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.toolbar.addWidget(export_button)
+        self.action_explain = self._action("Explain", "What this panel computes, and from which formulas",
+                                           self.explainRequested.emit, "actionExplain")
+        spacer = QWidget(self.toolbar)
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.toolbar.addWidget(spacer)
+        self.action_override = self._action(
+            "Local override", "Use this panel's own hardware and GPU count instead of the shared context",
+            None, "actionOverride")
+        self.action_override.setCheckable(True)
+        self.action_override.toggled.connect(self.set_override_context)
+
+        # inputs column
+        self.form_widget = QWidget()
+        self.form_widget.setObjectName("inputsForm")
+        self.form = QFormLayout()
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+        self.form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.status = QLabel()
+        self.status.setObjectName("panelStatus")
+        self.status.setWordWrap(True)
+        self.status.setVisible(False)
+        column = QVBoxLayout(self.form_widget)
+        column.setContentsMargins(8, 8, 8, 8)
+        column.addLayout(self.form)
+        column.addWidget(self.status)
+        column.addStretch(1)
+        self.form_scroll = QScrollArea()
+        self.form_scroll.setObjectName("inputsScroll")
+        self.form_scroll.setWidget(self.form_widget)
+        self.form_scroll.setWidgetResizable(True)
+        self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.form_scroll.setMinimumWidth(FORM_WIDTH - 60)
+        self.form_scroll.setMaximumWidth(FORM_WIDTH + 80)
+
+        # chart area over results
+        self.chart_area = QWidget()
+        self.chart_area.setObjectName("chartArea")
+        self.chart_layout = QVBoxLayout(self.chart_area)
+        self.chart_layout.setContentsMargins(0, 0, 0, 0)
+        self.results = ResultsTable()
+        self.center = QSplitter(Qt.Orientation.Vertical)
+        self.center.setObjectName("centerSplitter")
+        self.center.setChildrenCollapsible(False)
+        self.center.addWidget(self.chart_area)
+        self.center.addWidget(self.results)
+        self.center.setStretchFactor(0, 4)
+        self.center.setStretchFactor(1, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("panelSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.form_scroll)
+        self.splitter.addWidget(self.center)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([FORM_WIDTH, 1000])
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.toolbar)
+        outer.addWidget(self.splitter, 1)
+
+    def _action(self, text: str, tip: str, slot, name: str, add: bool = True) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        if slot is not None:
+            action.triggered.connect(lambda _checked=False: slot())
+        if add:
+            self.toolbar.addAction(action)
+        return action
+
+    def add_chart(self, chart: QWidget, stretch: int = 1) -> QWidget:
+        """Put a chart (usually a :class:`~ui.charts.Chart`) in the chart area."""
+        self.chart_layout.addWidget(chart, stretch)
+        return chart
+
+    # -- form fields bound to scenario fields ---------------------------------------------------
+    def _label_for(self, name: str, label: str | None) -> str:
+        if label:
+            return label
+        try:
+            from workbench.scenarios import FIELD_LABELS
+
+            return FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
+        except ImportError:
+            return name.replace("_", " ").capitalize()
+
+    def add_quantity_field(self, name: str, label: str | None = None, unit: str = "", **kwargs) -> QuantityField:
+        """A :class:`QuantityField` bound to scenario field ``name`` (SI units)."""
+        label = self._label_for(name, label)
+        field = QuantityField(unit, self.form_widget, label=label, **kwargs)
+        field.setObjectName(f"field.{name}")
+        field.valueEdited.connect(lambda v, name=name: self._field_edited(name, v))
+        self.form.addRow(label, field)
+        self._bindings[name] = (field, "quantity")
+        self._sync_field(name)
+        return field
+
+    def add_int_field(self, name: str, label: str | None = None, **kwargs) -> IntField:
+        """A whole-number field (counts) bound to scenario field ``name``."""
+        label = self._label_for(name, label)
+        field = IntField(self.form_widget, label=label, **kwargs)
+        field.setObjectName(f"field.{name}")
+        field.valueEdited.connect(lambda v, name=name: self._field_edited(name, int(v)))
+        self.form.addRow(label, field)
+        self._bindings[name] = (field, "quantity")
+        self._sync_field(name)
+        return field
+
+    def add_choice(self, name: str, choices: Sequence[tuple[str, Any]], label: str | None = None) -> QComboBox:
+        """A combo box of (text, value) bound to scenario field ``name``."""
+        label = self._label_for(name, label)
+        combo = QComboBox(self.form_widget)
+        combo.setObjectName(f"field.{name}")
+        for text, value in choices:
+            combo.addItem(text, value)
+        combo.activated.connect(lambda i, name=name, combo=combo: self._field_edited(name, combo.itemData(i)))
+        self.form.addRow(label, combo)
+        self._bindings[name] = (combo, "choice")
+        self._sync_field(name)
+        return combo
+
+    def add_check(self, name: str, label: str | None = None) -> QCheckBox:
+        """A check box bound to a boolean scenario field ``name``."""
+        label = self._label_for(name, label)
+        box = QCheckBox(label, self.form_widget)
+        box.setObjectName(f"field.{name}")
+        box.toggled.connect(lambda on, name=name: None if self._syncing else self._field_edited(name, bool(on)))
+        self.form.addRow("", box)
+        self._bindings[name] = (box, "check")
+        self._sync_field(name)
+        return box
+
+    def field(self, name: str) -> QWidget | None:
+        binding = self._bindings.get(name)
+        return binding[0] if binding else None
+
+    def _field_edited(self, name: str, value: Any) -> None:
+        if not self._syncing:
+            self.edit(**{name: value})
+
+    def _sync_field(self, name: str) -> None:
+        widget, kind = self._bindings[name]
+        if self._scenario is None or not hasattr(self._scenario, name):
+            return
+        value = getattr(self._scenario, name)
+        self._syncing = True
+        try:
+            if kind == "quantity":
+                widget.setValue(value)
+            elif kind == "choice":
+                index = widget.findData(value)
+                if index >= 0:
+                    widget.setCurrentIndex(index)
+            elif kind == "check":
+                widget.setChecked(bool(value))
+        finally:
+            self._syncing = False
+
+    def _sync_fields(self) -> None:
+        for name in self._bindings:
+            self._sync_field(name)
+
+    # -- scenario, editing, undo ----------------------------------------------------------------
+    def scenario(self) -> Any:
+        return self._scenario
+
+    def set_scenario(self, scenario: Any) -> None:
+        """Show ``scenario`` (from undo/redo, opening, or the scenario browser): no undo step."""
+        self._scenario = scenario
+        self._sync_fields()
+        self.clear_error()
+        self.refresh()
+        self.scenarioChanged.emit(scenario)
+
+    def set_undo_stack(self, stack: QUndoStack | None) -> None:
+        """Use the window's shared undo stack (None: the panel's own)."""
+        self._stack = stack if stack is not None else self._own_stack
+
+    def undo_stack(self) -> QUndoStack:
+        return self._stack
+
+    def edit(self, *, _text: str | None = None, **changes: Any) -> bool:
+        """Change scenario fields as one undoable step. Returns whether it was applied; a
+        validation error is shown next to the field (or in the status line), nothing pushed."""
+        if self._scenario is None:
+            self.show_status("No scenario to edit")
+            return False
+        try:
+            new = self._scenario.with_changes(**changes)
+        except ValueError as exc:
+            self.show_validation_error(exc, changes)
+            return False
+        for name in changes:
+            self._clear_field_error(name)
+        self.status.setVisible(False)
+        push_scenario_edit(self._stack, self, new, _text)
+        return True
+
+    def show_validation_error(self, exc: ValueError, changes: dict[str, Any] | None = None) -> None:
+        """Put a model error next to the field it names (or the edited one), else in the status."""
+        changes = changes or {}
+        name = getattr(exc, "parameter", None)
+        if name not in self._bindings:
+            name = next(iter(changes)) if len(changes) == 1 and next(iter(changes)) in self._bindings else None
+        message = str(exc)
+        if name is not None:
+            widget, kind = self._bindings[name]
+            if kind == "quantity":
+                hint = message.split(": ", 1)[1] if message.startswith(f"{name}: ") else message
+                widget.show_error(hint[:1].upper() + hint[1:], getattr(self._scenario, name, None))
+                return
+            self._sync_field(name)  # a combo or check box goes back to the model's value
+        self.show_status(message)
+
+    def show_status(self, message: str) -> None:
+        self.status.setText(message)
+        self.status.setStyleSheet(f"color: {th.current_theme().error};")
+        self.status.setVisible(bool(message))
+
+    def status_text(self) -> str:
+        return self.status.text() if not self.status.isHidden() else ""
+
+    def _clear_field_error(self, name: str) -> None:
+        binding = self._bindings.get(name)
+        if binding and binding[1] == "quantity" and binding[0].error():
+            self._sync_field(name)
+
+    def clear_error(self) -> None:
+        self.status.setVisible(False)
+        self.status.clear()
+
+    # -- shared context -------------------------------------------------------------------------
+    def override_context(self) -> bool:
+        return self._override_context
+
+    def set_override_context(self, on: bool) -> None:
+        """With a local override the panel ignores the shared context."""
+        on = bool(on)
+        if on == self._override_context:
+            return
+        self._override_context = on
+        if self.action_override.isChecked() != on:
+            self.action_override.setChecked(on)
+        self.overrideContextChanged.emit(on)
+        if not on and self._context is not None:
+            self.context_changed(self._context)
+
+    def apply_context(self, ctx: Any) -> bool:
+        """Receive the shared context (hardware, GPU count, precision, ...). Ignored while the
+        panel has a local override; returns whether it was applied."""
+        self._context = ctx
+        if self._override_context:
+            return False
+        self.context_changed(ctx)
+        return True
+
+    def context(self) -> Any:
+        return self._context
+
+    def context_changed(self, ctx: Any) -> None:
+        """Override to adapt the scenario to a new shared context (default: nothing)."""
+
+    # -- hooks for subclasses --------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Redraw the chart and the results from ``self.scenario()``. Override."""
+
+    def chart_for_export(self) -> QWidget | None:
+        """The chart exported by PNG/SVG (default: the first Chart in the chart area)."""
+        charts = self.chart_area.findChildren(Chart)
+        return charts[0] if charts else None
+
+    def csv_columns(self) -> list[tuple[str, Sequence]] | None:
+        """Columns for the CSV export, headers naming units (default: the chart's data)."""
+        chart = self.chart_for_export()
+        return chart.csv_columns() if isinstance(chart, Chart) else None
+
+    def scenario_json(self) -> str | None:
+        to_json = getattr(self._scenario, "to_json", None)
+        return to_json() if callable(to_json) else None
+
+    def export_to(self, fmt: str, path, *, width_px: int = 1920, background="white"):
+        """Write this panel's chart (png/svg) or numbers (csv) to ``path``."""
+        from ui import export
+
+        chart = self.chart_for_export()
+        if fmt == "csv":
+            columns = self.csv_columns()
+            if columns:
+                return export.export_csv(path, columns)
+            if isinstance(chart, Chart):
+                return export.export_chart_csv(chart, path)
+            raise ValueError(f"{self.title}: nothing to export as CSV")
+        if chart is None:
+            raise ValueError(f"{self.title}: no chart to export")
+        if fmt == "png":
+            metadata = {"Title": self.title}
+            if self.kind:
+                metadata["scaling-workbench-kind"] = self.kind
+            return export.export_png(chart, path, width_px, background, metadata, scenario_json=self.scenario_json())
+        if fmt == "svg":
+            return export.export_svg(chart, path, background, title=self.title)
+        raise ValueError(f"export format must be 'png', 'svg' or 'csv', got {fmt!r}")
