@@ -20,6 +20,7 @@ import shutil
 import sqlite3
 import stat
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,15 +258,14 @@ def _save_error(target: Path, exc: BaseException, what: str) -> ProjectSaveError
     return ProjectSaveError(target, problem, advice)
 
 
-def atomic_write_database(source: sqlite3.Connection, target: Path, what: str = "save") -> None:
-    """Write ``source`` to ``target`` atomically (temp file, fsync, rename, fsync folder)."""
-    if not target.parent.is_dir():
-        raise ProjectSaveError(target, f"could not {what}: the folder {target.parent} does not exist",
-                               "choose an existing folder")
+def _atomic_replace(target: Path, fill: Callable[[Path], None], what: str) -> None:
+    """Write ``target`` atomically: ``fill`` writes a temp file beside it, which is fsynced and
+    renamed over the target, then the folder is fsynced. On any failure the target is as it was
+    and the temp file is removed."""
     tmp: Path | None = None
     try:
         tmp = _create_temp(target)
-        copy_database(source, tmp)
+        fill(tmp)
         fsync_file(tmp)
         os.replace(tmp, target)
         tmp = None
@@ -280,44 +280,20 @@ def atomic_write_database(source: sqlite3.Connection, target: Path, what: str = 
     fsync_dir(target.parent)
 
 
+def atomic_write_database(source: sqlite3.Connection, target: Path, what: str = "save") -> None:
+    """Write ``source`` to ``target`` atomically (temp file, fsync, rename, fsync folder)."""
+    if not target.parent.is_dir():
+        raise ProjectSaveError(target, f"could not {what}: the folder {target.parent} does not exist",
+                               "choose an existing folder")
+    _atomic_replace(target, lambda tmp: copy_database(source, tmp), what)
+
+
 def atomic_write_bytes(data: bytes, target: Path, what: str = "write") -> None:
-    tmp: Path | None = None
-    try:
-        tmp = _create_temp(target)
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as exc:
-        raise _save_error(target, exc, what) from exc
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-    fsync_dir(target.parent)
+    _atomic_replace(target, lambda tmp: tmp.write_bytes(data), what)
 
 
 def atomic_copy_file(source: Path, target: Path, what: str = "write a backup copy") -> None:
-    tmp: Path | None = None
-    try:
-        tmp = _create_temp(target)
-        shutil.copyfile(source, tmp)
-        fsync_file(tmp)
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as exc:
-        raise _save_error(target, exc, what) from exc
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-    fsync_dir(target.parent)
+    _atomic_replace(target, lambda tmp: shutil.copyfile(source, tmp), what)
 
 
 def read_only_reason(path: Path) -> str | None:
