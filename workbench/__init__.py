@@ -6,5 +6,23 @@
 
 __version__ = "0.1.0"
 
-from workbench import _validate, hardware  # noqa: E402,F401
+from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<module>.<name>)
+    _validate,
+    carbon,
+    collectives,
+    comms,
+    context,
+    hardware,
+    kernel_import,
+    kernels,
+    measure,
+    mfu,
+    nccl,
+    pipeline,
+    power,
+    roofline,
+    scaling,
+    scenarios,
+    units,
+)
 from workbench._validate import InputError  # noqa: E402,F401
