@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench import _validate as v
+from workbench import power as pw
 
 J_PER_KWH = 3.6e6  # 1 kWh = 1000 W x 3600 s
 S_PER_HOUR = 3600.0
@@ -132,3 +133,113 @@ def run_summary(
         compute_cost=compute_cost,
         total_cost=energy_cost + compute_cost,
     )
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A planned run under a power cap: the per-GPU operating point, the job's throughput and
+    the run's headline figures (:class:`RunSummary`)."""
+
+    cap_w: float  # the cap applied (the TDP when uncapped)
+    tdp_w: float
+    performance: pw.CappedPerformance  # one GPU at ``cap_w`` (scalars)
+    job_tokens_per_s: float  # n_gpus x per-GPU throughput under the cap
+    summary: RunSummary
+
+
+def plan_run(
+    hardware_tdp_w: float,
+    n_gpus: int,
+    train_tokens: float,
+    tokens_per_s_per_gpu: float,
+    power_cap_w: float | None = None,
+    static_fraction: float = pw.DEFAULT_STATIC_FRACTION,
+    min_voltage_fraction: float = pw.DEFAULT_MIN_VOLTAGE_FRACTION,
+    compute_bound_share: float = pw.DEFAULT_COMPUTE_BOUND_SHARE,
+    pue: float = 1.0,
+    grid_g_per_kwh: float = 475.0,
+    energy_price_per_kwh: float = 0.0,
+    gpu_hour_price: float = 0.0,
+    host_overhead_w_per_gpu: float = 0.0,
+    min_clock_fraction: float = pw.DEFAULT_MIN_CLOCK_FRACTION,
+) -> PlannedRun:
+    """Everything :func:`plan_summary` computes, plus the operating point it came from.
+
+    The GPUs run under ``power_cap_w`` (``None``: uncapped, i.e. the TDP) as
+    :func:`workbench.power.capped_performance` models it; the run lasts
+    ``train_tokens / (n_gpus x capped tokens/s per GPU)`` and every GPU draws the model's
+    average power for that long (plus ``host_overhead_w_per_gpu``).
+    """
+    tdp = v.positive("hardware_tdp_w", hardware_tdp_w)
+    gpus = v.integer("n_gpus", n_gpus, minimum=1)
+    tokens = v.positive("train_tokens", train_tokens)
+    cap = tdp if power_cap_w is None else v.positive("power_cap_w", power_cap_w)
+    try:
+        perf = pw.capped_performance(
+            cap, tdp, tokens_per_s_per_gpu, compute_bound_share,
+            static_fraction, min_voltage_fraction, min_clock_fraction,
+        )
+    except v.InputError as exc:
+        renamed = {"cap_w": "power_cap_w", "tokens_per_s": "tokens_per_s_per_gpu"}.get(exc.parameter)
+        if renamed is None:
+            raise
+        raise v.InputError(renamed, str(exc).split(": ", 1)[1]) from None
+    job_rate = gpus * float(perf.tokens_per_s)
+    duration = float(duration_from_tokens(tokens, job_rate))
+    summary = run_summary(
+        gpus, duration, float(perf.power_w), pue, grid_g_per_kwh,
+        energy_price_per_kwh, gpu_hour_price, host_overhead_w_per_gpu,
+    )
+    return PlannedRun(cap_w=cap, tdp_w=tdp, performance=perf, job_tokens_per_s=job_rate, summary=summary)
+
+
+def plan_summary(
+    hardware_tdp_w: float,
+    n_gpus: int,
+    train_tokens: float,
+    tokens_per_s_per_gpu: float,
+    power_cap_w: float | None = None,
+    static_fraction: float = pw.DEFAULT_STATIC_FRACTION,
+    min_voltage_fraction: float = pw.DEFAULT_MIN_VOLTAGE_FRACTION,
+    compute_bound_share: float = pw.DEFAULT_COMPUTE_BOUND_SHARE,
+    pue: float = 1.0,
+    grid_g_per_kwh: float = 475.0,
+    energy_price_per_kwh: float = 0.0,
+    gpu_hour_price: float = 0.0,
+    host_overhead_w_per_gpu: float = 0.0,
+    min_clock_fraction: float = pw.DEFAULT_MIN_CLOCK_FRACTION,
+) -> RunSummary:
+    """The :class:`RunSummary` (energy, cost, CO2e, GPU-hours) of training ``train_tokens``
+    tokens on ``n_gpus`` GPUs of ``hardware_tdp_w`` watts under ``power_cap_w``.
+
+    ``tokens_per_s_per_gpu`` is the uncapped throughput of one GPU; the cap slows the
+    compute-bound share of each step and lowers the average power (``workbench.power``).
+    Defaults: PUE 1.0 (IT energy only), the 475 gCO2e/kWh world average, no prices.
+    Bad input raises ``InputError`` naming the parameter (a cap below the lowest the model
+    can honour names ``power_cap_w`` and the smallest cap allowed).
+    """
+    return plan_run(
+        hardware_tdp_w, n_gpus, train_tokens, tokens_per_s_per_gpu, power_cap_w,
+        static_fraction, min_voltage_fraction, compute_bound_share, pue, grid_g_per_kwh,
+        energy_price_per_kwh, gpu_hour_price, host_overhead_w_per_gpu, min_clock_fraction,
+    ).summary
+
+
+#: PowerScenario fields that :func:`plan_run` takes under the same name.
+_SCENARIO_FIELDS = (
+    "n_gpus", "train_tokens", "tokens_per_s_per_gpu", "power_cap_w", "static_fraction",
+    "min_voltage_fraction", "compute_bound_share", "pue", "grid_g_per_kwh",
+    "energy_price_per_kwh", "gpu_hour_price", "host_overhead_w_per_gpu",
+)
+
+
+def plan_for_scenario(scenario, hardware_tdp_w: float, **overrides) -> PlannedRun:
+    """:func:`plan_run` for a ``PowerScenario`` (or anything with its field names), with
+    ``overrides`` (e.g. ``n_gpus`` and ``train_tokens`` from the shared context) replacing
+    scenario fields."""
+    unknown = set(overrides) - set(_SCENARIO_FIELDS)
+    if unknown:
+        name = sorted(unknown)[0]
+        raise v.InputError(name, f"is not a plan input; one of {', '.join(_SCENARIO_FIELDS)}")
+    args = {name: overrides.get(name, getattr(scenario, name)) for name in _SCENARIO_FIELDS}
+    return plan_run(hardware_tdp_w, **args)

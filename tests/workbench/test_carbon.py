@@ -111,3 +111,84 @@ def test_bad_input_names_the_parameter(func, good, param, bad):
         func(**{**good, param: bad})
     assert isinstance(info.value, InputError)
     assert info.value.parameter == param, str(info.value)
+
+
+# -- the planned run (the status bar's run summary) ----------------------------------------------
+
+PLAN = dict(hardware_tdp_w=700.0, n_gpus=1024, train_tokens=15e12, tokens_per_s_per_gpu=3000.0,
+            power_cap_w=None, static_fraction=0.3, min_voltage_fraction=0.6, compute_bound_share=0.7,
+            pue=1.2, grid_g_per_kwh=400.0, energy_price_per_kwh=0.10, gpu_hour_price=2.0,
+            host_overhead_w_per_gpu=100.0)
+
+
+def test_plan_summary_uncapped_is_tokens_over_throughput_at_tdp():
+    s = cb.plan_summary(**PLAN)
+    duration = 15e12 / (1024 * 3000.0)
+    assert s.duration_s == pytest.approx(duration)
+    assert s.gpu_hours == pytest.approx(1024 * duration / 3600)
+    it_kwh = 1024 * (700.0 + 100.0) * duration / cb.J_PER_KWH
+    assert s.facility_energy_kwh == pytest.approx(it_kwh * 1.2)
+    assert s.co2e_kg == pytest.approx(it_kwh * 1.2 * 0.4)
+    assert s.energy_cost == pytest.approx(it_kwh * 1.2 * 0.10)
+    assert s.compute_cost == pytest.approx(s.gpu_hours * 2.0)
+    # a cap at (or above) the TDP is the same as no cap
+    assert cb.plan_summary(**{**PLAN, "power_cap_w": 700.0}) == s
+    assert cb.plan_summary(**{**PLAN, "power_cap_w": 900.0}) == s
+
+
+def test_plan_summary_under_a_cap_matches_the_power_model():
+    from workbench import power as pw
+
+    perf = pw.capped_performance(500.0, 700.0, 3000.0, 0.7, 0.3, 0.6)
+    s = cb.plan_summary(**{**PLAN, "power_cap_w": 500.0})
+    expected = cb.run_summary(1024, 15e12 / (1024 * perf.tokens_per_s), perf.power_w, 1.2, 400.0, 0.10, 2.0, 100.0)
+    assert s.__dict__ == pytest.approx(expected.__dict__)
+    uncapped = cb.plan_summary(**PLAN)
+    assert s.duration_s > uncapped.duration_s  # slower ...
+    assert s.it_energy_j < uncapped.it_energy_j  # ... but cheaper in energy at this cap
+
+
+def test_plan_run_and_plan_for_scenario():
+    from workbench.scenarios import PowerScenario
+
+    plan = cb.plan_run(**{**PLAN, "power_cap_w": 450.0})
+    assert plan.cap_w == 450.0 and plan.tdp_w == 700.0
+    assert plan.performance.power_w <= 450.0
+    assert plan.job_tokens_per_s == pytest.approx(1024 * plan.performance.tokens_per_s)
+    scenario = PowerScenario(n_gpus=8, power_cap_w=450.0, pue=1.1, grid_g_per_kwh=100.0)
+    from_scenario = cb.plan_for_scenario(scenario, 700.0, n_gpus=1024)
+    direct = cb.plan_run(700.0, 1024, scenario.train_tokens, scenario.tokens_per_s_per_gpu, 450.0,
+                         scenario.static_fraction, scenario.min_voltage_fraction, scenario.compute_bound_share,
+                         1.1, 100.0, scenario.energy_price_per_kwh, scenario.gpu_hour_price,
+                         scenario.host_overhead_w_per_gpu)
+    assert from_scenario == direct
+    with pytest.raises(InputError) as info:
+        cb.plan_for_scenario(scenario, 700.0, hardware="a100")
+    assert info.value.parameter == "hardware"
+
+
+def test_plan_summary_cap_below_the_lowest_names_the_cap():
+    with pytest.raises(InputError) as info:
+        cb.plan_summary(**{**PLAN, "power_cap_w": 100.0})
+    assert info.value.parameter == "power_cap_w"
+    assert "W" in str(info.value)
+
+
+PLAN_BAD = {
+    "hardware_tdp_w": [0, -1, None], "n_gpus": [0, 1.5, None], "train_tokens": [0, -1, None],
+    "tokens_per_s_per_gpu": [0, -1, None], "power_cap_w": [0, -1], "static_fraction": [1.0, -0.1],
+    "min_voltage_fraction": [1.5, -0.1], "compute_bound_share": [1.5, -0.1], "pue": [0.9],
+    "grid_g_per_kwh": [-1], "energy_price_per_kwh": [-1], "gpu_hour_price": [-1],
+    "host_overhead_w_per_gpu": [-1],
+}
+
+
+@pytest.mark.parametrize("param, bad", [
+    pytest.param(p, b, id=f"{p}-{b!r}")
+    for p, extra in PLAN_BAD.items()
+    for b in [float("nan"), float("inf"), "3", True] + extra
+])
+def test_plan_summary_bad_input_names_the_parameter(param, bad):
+    with pytest.raises(InputError) as info:
+        cb.plan_summary(**{**PLAN, param: bad})
+    assert info.value.parameter == param, str(info.value)
