@@ -22,6 +22,7 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     power,
     roofline,
     scaling,
+    scaling_analysis,
     scenarios,
     units,
 )
