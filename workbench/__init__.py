@@ -11,6 +11,7 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     carbon,
     collectives,
     comms,
+    comms_sweep,
     context,
     hardware,
     kernel_import,

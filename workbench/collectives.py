@@ -390,6 +390,32 @@ def _pipeline_steps(c: Collective, n: int, root: int) -> list[tuple[str, list[Tr
     return steps
 
 
+def chunk_size(message_bytes: float, n: int) -> float:
+    """Bytes in one chunk when a message is cut into one chunk per rank (what ``frames`` draws)."""
+    return v.positive("message_bytes", message_bytes) / _ranks(n)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """What a sequence of frames moves: steps, the busiest link in any step, bytes sent per rank."""
+
+    steps: int
+    busiest_link_bytes: float
+    bytes_sent_per_rank: tuple[float, ...]
+
+
+def traffic(frame_list: Sequence[Frame], n: int) -> Traffic:
+    """Sum the per-link bytes of ``frames(...)`` output (frame 0, the start, moves nothing)."""
+    n = _ranks(n)
+    steps = list(frame_list)[1:]
+    sent = [0.0] * n
+    for frame in steps:
+        for (src, _dst), moved in frame.link_bytes:
+            sent[src] += moved
+    busiest = max((frame.bytes_per_link for frame in steps), default=0.0)
+    return Traffic(len(steps), busiest, tuple(sent))
+
+
 def contributions(buffers: Sequence[Sequence[Chunk]]) -> frozenset[Contribution]:
     """Every contribution present anywhere in ``buffers``."""
     out: set[Contribution] = set()

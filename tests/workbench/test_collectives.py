@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from workbench import collectives
 from workbench._validate import InputError
 from workbench.collectives import (
     LABELS,
@@ -267,3 +268,21 @@ def test_apply_transfers_refuses_double_counting_and_empty_sources():
         apply_transfers(stale, [Transfer(0, 1, 0, True)])
     with pytest.raises(ValueError, match="both"):
         apply_transfers(start, [Transfer(0, 1, 0, True), Transfer(0, 1, 0, False)])
+
+
+def test_traffic_of_ring_allreduce_matches_the_textbook_volume():
+    # Ring all-reduce: each rank sends 2(n-1) chunks of S/n bytes.
+    n, message = 8, 256 * 2**20
+    chunk = collectives.chunk_size(message, n)
+    moved = collectives.traffic(collectives.frames("all_reduce", n, "ring", chunk_bytes=chunk), n)
+    assert chunk == message / n
+    assert moved.steps == 2 * (n - 1)
+    assert moved.busiest_link_bytes == chunk
+    assert moved.bytes_sent_per_rank == tuple([2 * (n - 1) * chunk] * n)
+
+
+def test_chunk_size_rejects_bad_input():
+    with pytest.raises(ValueError, match="message_bytes"):
+        collectives.chunk_size(-1, 4)
+    with pytest.raises(ValueError):
+        collectives.chunk_size(1024, 1)

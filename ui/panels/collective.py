@@ -1,10 +1,176 @@
-"""Collectives panel (placeholder until its own module lands)."""
+"""Collectives panel: watch all-reduce, reduce, reduce-scatter, all-gather, broadcast,
+scatter and all-to-all move data between ranks, one step at a time.
+
+The panel asks :func:`workbench.collectives.frames` for the snapshots of the chosen
+collective and schedule and shows one of them in a :class:`CollectiveView`; the results
+table shows the step count, bytes per link, bytes each rank sends, the nccl-tests bus
+factor (:func:`workbench.comms.bus_factor`) and what every rank holds at the end.
+
+Editing the collective, rank count, schedule, message size or root is an undoable edit.
+Stepping is navigation, not an edit: the step lives in the scenario (so a saved scenario
+reopens on the same step) but changing it never pushes an undo command (see ``_set_step``).
+"""
 
 from __future__ import annotations
 
-from ui.charts import Chart
-from ui.panel import PanelBase
+from collections import defaultdict
+from collections.abc import Iterable
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
+
+from ui import theme as th
+from ui.export import quantity_header
+from ui.panel import PanelBase, ResultRow
+from ui.panels.collective_view import CollectiveView
+from workbench import collectives, comms, units
+from workbench.collectives import Collective, Frame, parse_collective
 from workbench.scenarios import CollectiveScenario
+
+#: Playback speeds: (label, milliseconds per step).
+SPEEDS: tuple[tuple[str, int], ...] = (
+    ("0.5 steps/s", 2000),
+    ("1 step/s", 1000),
+    ("2 steps/s", 500),
+    ("4 steps/s", 250),
+)
+DEFAULT_SPEED = 1
+
+SCHEDULE_CHOICES = (("Conceptual (one step)", "conceptual"), ("Ring", "ring"))
+
+_DEFINITIONS: dict[Collective, str] = {
+    Collective.ALL_REDUCE: "Every rank ends with the element-wise <b>sum over all ranks</b> of the whole "
+    "buffer. Data-parallel training runs one per step to add up the gradients.",
+    Collective.REDUCE: "The <b>root</b> ends with the sum over all ranks; the other ranks only send.",
+    Collective.REDUCE_SCATTER: "The buffer is cut into n chunks; rank r ends with <b>chunk r summed over "
+    "all ranks</b> (and nothing else). ZeRO / FSDP use it for gradients.",
+    Collective.ALL_GATHER: "Rank r starts with chunk r; every rank ends with <b>all n chunks</b>. "
+    "ZeRO / FSDP use it to rebuild sharded parameters.",
+    Collective.BROADCAST: "Every rank ends with a <b>copy of the root's buffer</b>.",
+    Collective.SCATTER: "The root's buffer is cut into n chunks; rank r receives <b>chunk r</b>.",
+    Collective.ALL_TO_ALL: "Chunk j of rank r goes to rank j (into slot r): a <b>transpose</b> of the data "
+    "across ranks. Mixture-of-experts layers use it to route tokens to experts.",
+}
+
+_RING: dict[Collective, str] = {
+    Collective.ALL_REDUCE: "<b>Ring schedule</b>: a <i>reduce-scatter</i> then an <i>all-gather</i>, "
+    "<b>n&minus;1 steps each</b>. In every step each rank sends one chunk of "
+    "<b>S/n bytes</b> to the next rank on the ring, so every link carries S/n per "
+    "step and 2(n&minus;1)/n&middot;S in all, however many ranks there are.",
+    Collective.REDUCE_SCATTER: "<b>Ring schedule</b>: n&minus;1 steps; in each, every rank adds the chunk "
+    "it receives (S/n bytes per link) into its own and passes the partial sum on.",
+    Collective.ALL_GATHER: "<b>Ring schedule</b>: n&minus;1 steps; in each, every rank forwards the chunk "
+    "it received last (S/n bytes per link).",
+    Collective.BROADCAST: "<b>Ring schedule</b>: pipelined along the ring from the root, chunk by chunk; "
+    "with n chunks that is 2(n&minus;1) steps (NCCL uses many more, smaller chunks, "
+    "so the cost tends to S/B).",
+    Collective.REDUCE: "<b>Ring schedule</b>: pipelined along the ring into the root, each rank adding "
+    "its chunk to the partial sum that passes; 2(n&minus;1) steps with n chunks.",
+    Collective.SCATTER: "NCCL has no ring algorithm for scatter (it is point-to-point sends), so the "
+    "ring schedule shows the conceptual step.",
+    Collective.ALL_TO_ALL: "NCCL has no ring algorithm for all-to-all (it is point-to-point sends), so "
+    "the ring schedule shows the conceptual step.",
+}
+
+
+def _bytes(value: float) -> str:
+    return units.format_quantity(value, "B", binary=True)
+
+
+def _describe_rank(row, r: int, n: int, symbolic: bool) -> str:
+    """What one rank's buffer holds, in words. With ``symbolic`` the rank's own index reads
+    "r", so ranks that hold "the same thing relative to themselves" read the same."""
+
+    def idx(i: int) -> str:
+        return "r" if symbolic and i == r else str(i)
+
+    filled = [(j, c) for j, c in enumerate(row) if c is not None]
+    if not filled:
+        return "nothing"
+    parts = []
+    for j, content in filled:
+        sources = sorted({s for s, _ in content})
+        chunk = min(ci for _, ci in content)
+        parts.append((j, chunk, sources))
+    full = all(len(src) == n for _, _, src in parts)
+    single = all(len(src) == 1 for _, _, src in parts)
+    if full and all(chunk == j for j, chunk, _ in parts):
+        if len(parts) == n:
+            return "the sum of every chunk over all ranks"
+        chunks = ", ".join(idx(chunk) for _, chunk, _ in parts)
+        return (
+            f"the sum of chunk {chunks} over all ranks"
+            if len(parts) == 1
+            else f"the sums of chunks {chunks} over all ranks"
+        )
+    if single:
+        sources = {src[0] for _, _, src in parts}
+        if len(sources) == 1:
+            s = next(iter(sources))
+            if len(parts) == n and all(chunk == j for j, chunk, _ in parts):
+                return "all of its own chunks" if s == r else f"all chunks of rank {idx(s)}"
+            if len(parts) == 1:
+                j, chunk, _ = parts[0]
+                return (
+                    f"its own chunk {idx(chunk)}"
+                    if s == r
+                    else f"chunk {idx(chunk)} of rank {idx(s)}"
+                )
+        if len(parts) == n and all(src[0] == j for j, _, src in parts):
+            chunks = {chunk for _, chunk, _ in parts}
+            if all(chunk == j for j, chunk, _ in parts):
+                return "chunk j of every rank j (one chunk from each rank)"
+            if len(chunks) == 1:
+                return f"chunk {idx(next(iter(chunks)))} of every rank"
+    words = []
+    for _j, chunk, src in parts[:3]:
+        if len(src) == n:
+            words.append(f"sum of chunk {idx(chunk)}")
+        elif len(src) == 1:
+            words.append(f"chunk {idx(chunk)} of rank {idx(src[0])}")
+        else:
+            words.append(f"chunk {idx(chunk)} summed over {len(src)} ranks")
+    return ", ".join(words) + (", …" if len(parts) > 3 else "")
+
+
+def final_state_rows(collective: Collective, buffers, root: int | None) -> list[ResultRow]:
+    """Results rows saying what every rank holds in ``buffers`` (the last frame), grouped:
+    "Every rank r holds: the sum of chunk r over all ranks"."""
+    n = len(buffers)
+    tip = "What each rank's buffer holds after the last step"
+    rows: list[ResultRow] = []
+    ranks = list(range(n))
+    if root is not None:
+        rows.append(
+            ResultRow(
+                f"Root (rank {root}) holds", _describe_rank(buffers[root], root, n, False), "", tip
+            )
+        )
+        ranks.remove(root)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for r in ranks:
+        groups[_describe_rank(buffers[r], r, n, True)].append(r)
+    if len(groups) == 1:
+        text = next(iter(groups))
+        who = "Every other rank" if root is not None else "Every rank"
+        uses_r = any(word in ("r", "r,") for word in text.replace("r)", "r").split())
+        rows.append(ResultRow(f"{who} r holds" if uses_r else f"{who} holds", text, "", tip))
+        return rows
+    for r in ranks[:8]:
+        rows.append(ResultRow(f"Rank {r} holds", _describe_rank(buffers[r], r, n, False), "", tip))
+    if len(ranks) > 8:
+        rows.append(ResultRow("…", f"{len(ranks) - 8} more ranks", "", tip))
+    return rows
 
 
 class CollectivePanel(PanelBase):
@@ -13,7 +179,429 @@ class CollectivePanel(PanelBase):
 
     def __init__(self, catalog, scenario=None, parent=None, *, undo_stack=None):
         self.catalog = catalog
-        super().__init__(scenario if scenario is not None else CollectiveScenario(), parent, undo_stack=undo_stack)
-        self.chart = Chart(title=self.title)
-        self.add_chart(self.chart)
+        self._frames: list[Frame] = []
+        self._key: tuple | None = None
+        self._explain_box: QMessageBox | None = None
+        super().__init__(
+            scenario if scenario is not None else CollectiveScenario(),
+            parent,
+            undo_stack=undo_stack,
+        )
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+
+        # -- inputs ------------------------------------------------------------------------
+        self.collective_combo = self.add_choice(
+            "collective", [(c.label, c.value) for c in Collective], "Collective"
+        )
+        self.ranks_field = self.add_int_field(
+            "n_ranks", "Ranks", minimum=collectives.MIN_RANKS, maximum=collectives.MAX_RANKS
+        )
+        self.schedule_combo = self.add_choice("schedule", SCHEDULE_CHOICES, "Schedule")
+        self.size_field = self.add_quantity_field(
+            "message_bytes", "Message size", "B", binary=True, minimum=0, min_inclusive=False
+        )
+        self.root_field = self.add_int_field(
+            "root", "Root rank", minimum=0, maximum=collectives.MAX_RANKS - 1
+        )
+        self.collective_combo.setToolTip("The collective operation to animate")
+        self.ranks_field.setToolTip("Number of ranks (GPUs) taking part, 2 to 64")
+        self.schedule_combo.setToolTip(
+            "Conceptual: the whole operation as one step, straight from its "
+            "definition. Ring: NCCL's ring algorithm, one step per chunk hop"
+        )
+        self.size_field.setToolTip(
+            "Size S of each rank's buffer; it is cut into one chunk per rank"
+        )
+        self.root_field.setToolTip("The rank that sends (broadcast, scatter) or receives (reduce)")
+
+        # -- chart: the drawing over the transport bar --------------------------------------
+        self.view = CollectiveView()
+        self.add_chart(self.view, 1)
+        self.add_chart(self._build_transport(), 0)
+
+        self._timer = QTimer(self)
+        self._timer.setObjectName("playTimer")
+        self._timer.timeout.connect(self._tick)
+        self._set_speed(DEFAULT_SPEED)
+
+        self.explainRequested.connect(self.show_explanation)
         self.refresh()
+
+    def _build_transport(self) -> QWidget:
+        bar = QWidget()
+        bar.setObjectName("transportBar")
+        layout = QHBoxLayout(bar)
+        layout.setContentsMargins(8, 4, 8, 4)
+
+        def button(text: str, tip: str, name: str, slot) -> QToolButton:
+            b = QToolButton(bar)
+            b.setText(text)
+            b.setToolTip(tip)
+            b.setObjectName(name)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys keep stepping the drawing
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            b.clicked.connect(slot)
+            layout.addWidget(b)
+            return b
+
+        self.first_button = button("First", "Go to the start (Home)", "firstButton", self.first)
+        self.prev_button = button(
+            "Previous", "One step back (Left)", "previousButton", self.previous
+        )
+        self.play_button = button("Play", "Play the steps (Space)", "playButton", self.toggle_play)
+        self.play_button.setMinimumWidth(
+            self.play_button.fontMetrics().horizontalAdvance("Pause") + 24
+        )
+        self.next_button = button("Next", "One step forward (Right)", "nextButton", self.next)
+        self.last_button = button("Last", "Go to the last step (End)", "lastButton", self.last)
+
+        self.step_slider = QSlider(Qt.Orientation.Horizontal, bar)
+        self.step_slider.setObjectName("stepSlider")
+        self.step_slider.setPageStep(1)
+        self.step_slider.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.step_slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.step_slider.setToolTip("Step (0 is the state before the first transfer)")
+        self.step_slider.valueChanged.connect(self.go_to)
+        layout.addWidget(self.step_slider, 1)
+
+        layout.addWidget(QLabel("Step", bar))
+        self.step_spin = QSpinBox(bar)
+        self.step_spin.setObjectName("stepSpin")
+        self.step_spin.setToolTip("Step (0 is the state before the first transfer)")
+        self.step_spin.valueChanged.connect(self.go_to)
+        layout.addWidget(self.step_spin)
+        self.step_total = QLabel(bar)
+        layout.addWidget(self.step_total)
+
+        layout.addSpacing(12)
+        layout.addWidget(QLabel("Speed", bar))
+        self.speed_combo = QComboBox(bar)
+        self.speed_combo.setObjectName("speedCombo")
+        self.speed_combo.setToolTip("Playback speed")
+        for text, ms in SPEEDS:
+            self.speed_combo.addItem(text, ms)
+        self.speed_combo.setCurrentIndex(DEFAULT_SPEED)
+        self.speed_combo.currentIndexChanged.connect(self._set_speed)
+        layout.addWidget(self.speed_combo)
+        return bar
+
+    # -- the model's answers ------------------------------------------------------------------
+    def collective(self) -> Collective:
+        return parse_collective(self._scenario.collective)
+
+    def frames(self) -> list[Frame]:
+        """Every frame of the current scenario (frame 0 is the start)."""
+        return self._frames
+
+    def last_step(self) -> int:
+        return len(self._frames) - 1
+
+    def current_step(self) -> int:
+        """The step on screen (the scenario's step, clamped to this collective's last)."""
+        return min(self._scenario.step, self.last_step())
+
+    def current_frame(self) -> Frame:
+        return self._frames[self.current_step()]
+
+    def _chunk_bytes(self) -> float:
+        sc = self._scenario
+        return collectives.chunk_size(sc.message_bytes, sc.n_ranks)
+
+    # -- editing --------------------------------------------------------------------------------
+    def _field_edited(self, name, value) -> None:
+        if self._syncing:
+            return
+        if name == "n_ranks":
+            n = int(value)
+            if self._scenario.root >= n:
+                # the root must stay a rank: clamp it in the same undo step
+                self.edit(_text=f"Change ranks to {n} (root rank {n - 1})", n_ranks=n, root=n - 1)
+                return
+        super()._field_edited(name, value)
+
+    def context_changed(self, ctx) -> None:
+        """Follow the shared GPU count (clamped to the animator's 2..64 ranks); no undo step."""
+        n = max(collectives.MIN_RANKS, min(collectives.MAX_RANKS, int(ctx.n_gpus)))
+        sc = self._scenario
+        if sc is None or n == sc.n_ranks:
+            return
+        self.set_scenario(sc.with_changes(n_ranks=n, root=min(sc.root, n - 1)))
+
+    # -- navigation (not undoable) ------------------------------------------------------------
+    def _set_step(self, step: int) -> None:
+        """Show ``step``. Stepping is navigation: the step is kept in the scenario (a saved
+        scenario reopens where it was) but no undo command is pushed. Only the step changes,
+        so the form is not re-synced (``set_scenario`` would overwrite text being typed while
+        the animation plays)."""
+        step = max(0, min(int(step), self.last_step()))
+        if step != self._scenario.step:
+            self._scenario = self._scenario.with_changes(step=step)
+            self._show_step()
+            self.scenarioChanged.emit(self._scenario)
+        else:
+            self._show_step()
+
+    def go_to(self, step: int) -> None:
+        self._set_step(step)
+
+    def first(self) -> None:
+        self._set_step(0)
+
+    def last(self) -> None:
+        self.pause()
+        self._set_step(self.last_step())
+
+    def next(self) -> None:
+        self._set_step(self.current_step() + 1)
+
+    def previous(self) -> None:
+        self._set_step(self.current_step() - 1)
+
+    # -- playback -------------------------------------------------------------------------------
+    def is_playing(self) -> bool:
+        return self._timer.isActive()
+
+    def play(self) -> None:
+        if self.current_step() >= self.last_step():
+            self._set_step(0)  # play from the end starts over
+        self._timer.start()
+        self._update_play_button()
+
+    def pause(self) -> None:
+        self._timer.stop()
+        self._update_play_button()
+
+    def toggle_play(self) -> None:
+        self.pause() if self.is_playing() else self.play()
+
+    def _tick(self) -> None:
+        self._set_step(self.current_step() + 1)
+        if self.current_step() >= self.last_step():
+            self.pause()
+
+    def _set_speed(self, index: int) -> None:
+        self._timer.setInterval(SPEEDS[index][1])
+
+    def _update_play_button(self) -> None:
+        playing = self._timer.isActive()
+        self.play_button.setText("Pause" if playing else "Play")
+        self.play_button.setToolTip("Pause (Space)" if playing else "Play the steps (Space)")
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        self.pause()
+        super().hideEvent(event)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        self.pause()
+        super().closeEvent(event)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        key = event.key()
+        actions = {
+            Qt.Key.Key_Right: self.next,
+            Qt.Key.Key_Left: self.previous,
+            Qt.Key.Key_Space: self.toggle_play,
+            Qt.Key.Key_Home: self.first,
+            Qt.Key.Key_End: self.last,
+        }
+        if key in actions and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            if key in (Qt.Key.Key_Right, Qt.Key.Key_Left, Qt.Key.Key_Home):
+                self.pause()
+            actions[key]()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    # -- drawing ------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        sc = self._scenario
+        if sc is None or not hasattr(self, "view"):
+            return
+        c = self.collective()
+        key = (c, sc.n_ranks, sc.schedule, sc.root, sc.message_bytes)
+        if key != self._key:
+            self._key = key
+            self._frames = collectives.frames(
+                c, sc.n_ranks, sc.schedule, sc.root, self._chunk_bytes()
+            )
+            self.root_field.setEnabled(c.has_root)
+            self.root_field.set_bounds(0, sc.n_ranks - 1, integer=True)
+            self.root_field.setToolTip(
+                "The rank that sends (broadcast, scatter) or receives (reduce)"
+                if c.has_root
+                else f"{c.label} has no root rank"
+            )
+            last = self.last_step()
+            for w in (self.step_slider, self.step_spin):
+                w.blockSignals(True)
+                w.setRange(0, last)
+                w.blockSignals(False)
+            self.step_total.setText(f"of {last}")
+            self._fill_results()
+        self._show_step()
+
+    def _show_step(self) -> None:
+        sc = self._scenario
+        c = self.collective()
+        step = self.current_step()
+        schedule = dict((v, t) for t, v in SCHEDULE_CHOICES).get(sc.schedule, sc.schedule).lower()
+        context = f"{c.label} · {schedule} schedule · {sc.n_ranks} ranks · message {_bytes(sc.message_bytes)}"
+        if c.has_root:
+            context += f" · root rank {sc.root}"
+        self.view.show_frame(
+            self._frames[step],
+            collective=c,
+            n=sc.n_ranks,
+            root=sc.root if c.has_root else None,
+            context=context,
+            chunk_text=_bytes(self._chunk_bytes()),
+        )
+        for w in (self.step_slider, self.step_spin):
+            if w.value() != step:
+                w.blockSignals(True)
+                w.setValue(step)
+                w.blockSignals(False)
+        last = self.last_step()
+        self.first_button.setEnabled(step > 0)
+        self.prev_button.setEnabled(step > 0)
+        self.next_button.setEnabled(step < last)
+        self.last_button.setEnabled(step < last)
+
+    def _fill_results(self) -> None:
+        sc = self._scenario
+        c = self.collective()
+        n = sc.n_ranks
+        moved = collectives.traffic(self._frames, n)
+        busiest_link = moved.busiest_link_bytes
+        per_rank = list(moved.bytes_sent_per_rank)
+        rows = [
+            ResultRow(
+                "Steps",
+                str(moved.steps),
+                "",
+                f"Steps of the {sc.schedule} schedule (the slider also shows step 0, the start)",
+            ),
+            ResultRow(
+                "Chunk (message ÷ ranks)",
+                self._chunk_bytes(),
+                "B",
+                "Size of one cell in the drawing",
+                binary=True,
+            ),
+            ResultRow(
+                "Bytes per link per step",
+                busiest_link,
+                "B",
+                "Bytes the busiest link carries in one step (the most over all steps)",
+                binary=True,
+            ),
+        ]
+        if len(set(per_rank)) <= 1:
+            rows.append(
+                ResultRow(
+                    "Bytes sent per rank (all steps)",
+                    per_rank[0] if per_rank else 0.0,
+                    "B",
+                    "Every rank sends the same",
+                    binary=True,
+                )
+            )
+        else:
+            top = max(range(n), key=lambda r: per_rank[r])
+            rows.append(
+                ResultRow(
+                    f"Bytes sent by the busiest rank (rank {top})",
+                    per_rank[top],
+                    "B",
+                    "The ranks send different amounts; this is the most any one sends",
+                    binary=True,
+                )
+            )
+        factor = float(comms.bus_factor(c, n))
+        rows.append(
+            ResultRow(
+                "Bus factor (nccl-tests)",
+                f"{factor:.4g}",
+                "",
+                "Bus bandwidth = algorithm bandwidth × this factor (nccl-tests' busbw)",
+            )
+        )
+        rows += final_state_rows(c, self._frames[-1].buffers, sc.root if c.has_root else None)
+        self.results.set_rows(rows)
+
+    # -- toolbar hooks ------------------------------------------------------------------------
+    def explanation(self) -> str:
+        """Short rich text: what the current collective does and how the ring runs it."""
+        c = self.collective()
+        sc = self._scenario
+        n = sc.n_ranks
+        steps = len(self._frames) - 1
+        lines = [
+            f"<h3>{c.label}</h3>",
+            f"<p>{_DEFINITIONS[c]}</p>",
+            f"<p>{_RING[c]}</p>",
+            f"<p>Here: {n} ranks, message S = {_bytes(sc.message_bytes)}, one chunk S/n = "
+            f"{_bytes(self._chunk_bytes())}; the {sc.schedule} schedule takes {steps} "
+            f"step{'s' if steps != 1 else ''}. Bus factor {float(comms.bus_factor(c, n)):.4g} "
+            "(nccl-tests' busbw = algbw &times; factor).</p>",
+            "<p><b>Reading the picture</b>: each column is a rank's buffer, one cell per chunk, coloured "
+            "by chunk index. A pale cell with a bar is a partial sum (Σk/n: k of n ranks added so far), "
+            "a saturated cell a complete sum; hatched cells are empty. Arrows are this step's "
+            'transfers: a "+" arrow adds into the receiver, a plain arrow copies. In a reduction the '
+            "sender's cell empties: its contribution now lives in the sum.</p>",
+            "<p>Keys: Left / Right step, Space plays or pauses, Home / End jump.</p>",
+        ]
+        return "\n".join(lines)
+
+    def show_explanation(self) -> QMessageBox:
+        box = self._explain_box
+        if box is None:
+            box = QMessageBox(self)
+            box.setObjectName("explainBox")
+            box.setIcon(QMessageBox.Icon.Information)
+            box.setTextFormat(Qt.TextFormat.RichText)
+            box.setStandardButtons(QMessageBox.StandardButton.Close)
+            self._explain_box = box
+        box.setWindowTitle(f"{self.title}: {self.collective().label}")
+        box.setText(self.explanation())
+        box.open()  # non-blocking
+        return box
+
+    def set_comparison(self, items: Iterable) -> None:
+        """Comparisons are not drawn on the animator (yet): say so, change nothing."""
+        count = len(list(items or ()))
+        if count:
+            self._note(
+                f"The animator shows one scenario at a time; {count} compared scenario"
+                f"{'s are' if count != 1 else ' is'} not drawn here."
+            )
+        else:
+            self.clear_comparison()
+
+    def clear_comparison(self) -> None:
+        self._note("")
+
+    def _note(self, message: str) -> None:
+        self.status.setText(message)
+        self.status.setStyleSheet(f"color: {th.current_theme().muted};")
+        self.status.setVisible(bool(message))
+
+    # -- export ------------------------------------------------------------------------------
+    def chart_for_export(self) -> QWidget:
+        return self.view
+
+    def csv_columns(self):
+        frames = self._frames
+        return [
+            (quantity_header("step", ""), [f.step for f in frames]),
+            ("title", [f.title for f in frames]),
+            (quantity_header("transfers", ""), [len(f.transfers) for f in frames]),
+            (quantity_header("bytes per link", "B"), [f.bytes_per_link for f in frames]),
+        ]
+
+    def export_to(self, fmt: str, path, *, width_px: int = 1920, background="white"):
+        with self.view.export_style(background if fmt in ("png", "svg") else "transparent"):
+            return super().export_to(fmt, path, width_px=width_px, background=background)
+
+
+__all__ = ["CollectivePanel", "final_state_rows"]

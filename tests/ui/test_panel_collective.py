@@ -1,0 +1,267 @@
+"""The Collectives panel, driven as a person would: pick from combos, type, press keys, click."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+
+from ui.panels.collective import CollectivePanel
+from ui.panels.collective_view import ArrowItem
+from workbench.collectives import Collective, expected_final_state
+from workbench.context import RunContext
+from workbench.scenarios import CollectiveScenario
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = CollectivePanel(None)
+    qtbot.addWidget(p)
+    p.resize(1100, 700)
+    p.show()
+    qtbot.waitExposed(p)
+    return p
+
+
+def choose(qtbot, combo, value) -> None:
+    """Pick the item holding ``value`` with the keyboard, as a user would (emits activated)."""
+    target = combo.findData(value)
+    assert target >= 0, value
+    combo.setFocus()
+    while combo.currentIndex() != target:
+        key = Qt.Key.Key_Down if combo.currentIndex() < target else Qt.Key.Key_Up
+        qtbot.keyClick(combo, key)
+
+
+def type_into(qtbot, field, text: str) -> None:
+    edit = field.edit
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def press(qtbot, panel, key, times: int = 1) -> None:
+    panel.view.setFocus()
+    for _ in range(times):
+        qtbot.keyClick(panel.view, key)
+
+
+def result(panel, quantity: str) -> str:
+    for name, value, _unit in panel.results.rows():
+        if name == quantity:
+            return value
+    raise AssertionError(f"no result row {quantity!r} in {panel.results.rows()}")
+
+
+def test_ring_all_reduce_on_four_ranks_has_six_steps_and_a_start(panel):
+    sc = panel.scenario()
+    assert (sc.collective, sc.n_ranks, sc.schedule) == ("all_reduce", 4, "ring")
+    assert len(panel.frames()) == 7
+    assert panel.step_slider.maximum() == 6
+    assert panel.step_total.text() == "of 6"
+    assert result(panel, "Steps") == "6"
+    assert result(panel, "Bus factor (nccl-tests)") == "1.5"
+    assert panel.view.frame().title.startswith("Step 0 of 6")
+
+
+def test_end_shows_the_expected_final_state_and_arrows_per_step(qtbot, panel):
+    press(qtbot, panel, Qt.Key.Key_End)
+    assert panel.current_step() == 6
+    frame = panel.view.frame()
+    assert frame is panel.current_frame()
+    assert panel.view.displayed_buffers() == expected_final_state("all_reduce", 4)
+    assert result(panel, "Every rank holds") == "the sum of every chunk over all ranks"
+
+    press(qtbot, panel, Qt.Key.Key_Home)
+    press(qtbot, panel, Qt.Key.Key_Right)
+    arrows = panel.view.arrow_items()
+    assert len(arrows) == 4  # one chunk per ring link
+    assert all(isinstance(a, ArrowItem) for a in arrows)
+    assert all(a.reduce for a in arrows)
+    assert {(a.src, a.dst) for a in arrows} == {(0, 1), (1, 2), (2, 3), (3, 0)}
+    assert "reduce-scatter" in panel.view.frame().title
+    press(qtbot, panel, Qt.Key.Key_Right, 3)  # step 4: the all-gather phase copies
+    arrows = panel.view.arrow_items()
+    assert len(arrows) == 4 and not any(a.reduce for a in arrows)
+    assert "all-gather" in panel.view.frame().title
+    press(qtbot, panel, Qt.Key.Key_Left)
+    assert panel.current_step() == 3
+
+    choose(qtbot, panel.schedule_combo, "conceptual")
+    press(qtbot, panel, Qt.Key.Key_End)
+    assert len(panel.view.arrow_items()) == 12  # every ordered pair of 4 ranks
+    assert panel.view.displayed_buffers() == expected_final_state("all_reduce", 4)
+
+
+@pytest.mark.parametrize("schedule", ["ring", "conceptual"])
+@pytest.mark.parametrize("collective", [c.value for c in Collective])
+def test_every_collective_ends_in_its_definition(qtbot, panel, collective, schedule):
+    type_into(qtbot, panel.ranks_field, "5")
+    choose(qtbot, panel.collective_combo, collective)
+    choose(qtbot, panel.schedule_combo, schedule)
+    root = 0
+    if Collective(collective).has_root:
+        type_into(qtbot, panel.root_field, "3")
+        root = 3
+    press(qtbot, panel, Qt.Key.Key_End)
+    assert panel.view.displayed_buffers() == expected_final_state(collective, 5, root)
+    assert panel.view.frame() is panel.frames()[-1]
+
+
+def test_stepping_is_navigation_not_an_undo_step(qtbot, panel):
+    stack = panel.undo_stack()
+    press(qtbot, panel, Qt.Key.Key_Right, 2)
+    assert panel.current_step() == 2
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
+    assert panel.current_step() == 3
+    assert panel.step_slider.value() == 3 and panel.step_spin.value() == 3
+    qtbot.mouseClick(panel.prev_button, Qt.MouseButton.LeftButton)
+    assert panel.scenario().step == 2  # kept in the scenario, for saving
+    press(qtbot, panel, Qt.Key.Key_Home)
+    assert panel.current_step() == 0
+    assert not panel.prev_button.isEnabled() and panel.next_button.isEnabled()
+    panel.step_slider.setValue(5)  # a drag of the slider
+    assert panel.view.frame().step == 5
+    assert stack.count() == 0
+
+
+def test_broadcast_enables_the_root(qtbot, panel):
+    assert not panel.root_field.isEnabled()
+    choose(qtbot, panel.collective_combo, "broadcast")
+    assert panel.root_field.isEnabled()
+    assert panel.undo_stack().undoText() == "Change collective to broadcast"
+    choose(qtbot, panel.collective_combo, "all_gather")
+    assert not panel.root_field.isEnabled()
+
+
+def test_fewer_ranks_than_the_root_clamps_it_in_one_undo_step(qtbot, panel):
+    stack = panel.undo_stack()
+    choose(qtbot, panel.collective_combo, "reduce")
+    type_into(qtbot, panel.ranks_field, "8")
+    type_into(qtbot, panel.root_field, "6")
+    assert panel.scenario().root == 6
+    before = stack.count()
+    type_into(qtbot, panel.ranks_field, "4")
+    assert (panel.scenario().n_ranks, panel.scenario().root) == (4, 3)
+    assert stack.count() == before + 1
+    assert stack.undoText().startswith("Change ranks to 4")
+    assert panel.root_field.value() == 3
+    stack.undo()
+    assert (panel.scenario().n_ranks, panel.scenario().root) == (8, 6)
+    assert panel.ranks_field.value() == 8 and panel.root_field.value() == 6
+
+
+def test_play_advances_and_stops_at_the_last_step(qtbot, panel):
+    choose(qtbot, panel.speed_combo, 250)
+    assert panel._timer.interval() == 250
+    panel._timer.setInterval(10)  # the test need not wait for a person's pace
+    press(qtbot, panel, Qt.Key.Key_Space)
+    assert panel.is_playing() and panel.play_button.text() == "Pause"
+    qtbot.waitUntil(lambda: panel.current_step() >= 1, timeout=2000)
+    qtbot.waitUntil(lambda: not panel.is_playing(), timeout=3000)
+    assert panel.current_step() == panel.last_step() == 6
+    assert panel.play_button.text() == "Play"
+    assert panel.undo_stack().count() == 0
+
+
+def test_space_pauses_and_hiding_stops_the_timer(qtbot, panel):
+    press(qtbot, panel, Qt.Key.Key_Space)
+    assert panel.is_playing()
+    press(qtbot, panel, Qt.Key.Key_Space)
+    assert not panel.is_playing()
+    qtbot.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
+    assert panel.is_playing()
+    panel.hide()
+    assert not panel.is_playing()
+
+
+def test_undo_restores_a_collective_change(qtbot, panel):
+    choose(qtbot, panel.collective_combo, "reduce_scatter")
+    assert len(panel.frames()) == 4
+    assert result(panel, "Every rank r holds") == "the sum of chunk r over all ranks"
+    panel.undo_stack().undo()
+    assert panel.scenario().collective == "all_reduce"
+    assert panel.collective_combo.currentData() == "all_reduce"
+    assert len(panel.frames()) == 7
+    panel.undo_stack().redo()
+    assert panel.scenario().collective == "reduce_scatter"
+
+
+def test_sixty_four_ranks_render(qtbot, panel):
+    type_into(qtbot, panel.ranks_field, "64")
+    assert panel.scenario().n_ranks == 64
+    press(qtbot, panel, Qt.Key.Key_Right)
+    assert len(panel.view.arrow_items()) == 64
+    assert not panel.grab().isNull()
+    choose(qtbot, panel.schedule_combo, "conceptual")
+    press(qtbot, panel, Qt.Key.Key_End)
+    assert panel.view.arrows_omitted() and panel.view.arrow_items() == []
+    assert "too many links" in " ".join(
+        item.text() for item in panel.view.scene().items() if hasattr(item, "text")
+    )
+    assert not panel.grab().isNull()
+    assert panel.view.displayed_buffers() == expected_final_state("all_reduce", 64)
+
+
+def test_shared_gpu_count_sets_the_ranks_without_undo(panel):
+    panel.apply_context(RunContext(n_gpus=512))
+    assert panel.scenario().n_ranks == 64
+    panel.apply_context(RunContext(n_gpus=1))
+    assert panel.scenario().n_ranks == 2
+    assert panel.undo_stack().count() == 0
+    assert panel.ranks_field.value() == 2
+
+
+def test_explain_opens_without_blocking(qtbot, panel):
+    text = panel.explanation()
+    assert "reduce-scatter" in text and "all-gather" in text and "S/n" in text
+    panel.action_explain.trigger()
+    box = panel._explain_box
+    assert box is not None and box.isVisible()
+    box.close()
+
+
+def test_comparison_is_a_note(panel):
+    panel.set_comparison([CollectiveScenario(collective="broadcast")])
+    assert "one scenario at a time" in panel.status_text()
+    panel.clear_comparison()
+    assert panel.status_text() == ""
+
+
+def test_exports_the_current_frame_on_white(qtbot, panel, tmp_path):
+    press(qtbot, panel, Qt.Key.Key_Right, 2)
+    assert panel.chart_for_export() is panel.view
+    png = panel.export_to("png", tmp_path / "c.png", width_px=1600)
+    image = QImage(str(png))
+    assert image.width() == 1600
+    assert image.pixelColor(2, 2).name() == "#ffffff"
+    colours = {
+        image.pixelColor(x, y).name()
+        for x in range(0, 1600, 37)
+        for y in range(0, image.height(), 23)
+    }
+    assert len(colours) > 5  # cells, arrows, text: not blank
+    svg = panel.export_to("svg", tmp_path / "c.svg")
+    assert "<svg" in svg.read_text()
+    rows = list(csv.reader(open(panel.export_to("csv", tmp_path / "c.csv"), newline="")))
+    assert rows[0] == ["step (1)", "title", "transfers (1)", "bytes per link (B)"]
+    assert len(rows) == 8
+    assert rows[2][1] == "Step 1 of 6: reduce-scatter"
+    assert float(rows[2][3]) == 64 * 2**20
+
+
+def test_dark_theme_still_exports_on_white(qtbot, qapp, panel, tmp_path):
+    from ui import theme as th
+
+    th.apply_theme(qapp, "dark")
+    try:
+        assert panel.view.scene().backgroundBrush().color().name() == th.DARK.background.lower()
+        image = QImage(str(panel.export_to("png", tmp_path / "d.png", width_px=800)))
+        assert image.pixelColor(2, 2).name() == "#ffffff"
+        # the title is drawn in the light theme's ink for the export, then the view goes back
+        assert panel.view.scene().backgroundBrush().color().name() == th.DARK.background.lower()
+    finally:
+        th.apply_theme(qapp, "light")

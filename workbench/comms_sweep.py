@@ -1,0 +1,260 @@
+"""Collective cost over a range of message sizes, at one size, and from a measured log.
+
+The all-reduce calculator draws these numbers; a notebook gets the same ones::
+
+    from workbench import comms_sweep
+    sw = comms_sweep.sweep("all_reduce", 8, 360e9, 5e-6, 1024, 16 * 2**30)
+    sw.sizes, sw.ring, sw.tree, sw.best_busbw
+    comms_sweep.operating_point("all_reduce", 2**30, 8, 360e9, 5e-6).busbw
+    comms_sweep.analyze_log(open("all_reduce.log").read()).fit
+
+Everything is in SI units (bytes, seconds, bytes/s); the formulas are those of
+:mod:`workbench.comms` (this module only combines them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench import _validate as v
+from workbench import comms
+from workbench._validate import InputError
+from workbench.nccl import NcclResult, parse_nccl_tests, rows_to_points
+
+__all__ = [
+    "CommsSweep",
+    "MeasuredLog",
+    "OperatingPoint",
+    "analyze_log",
+    "has_tree",
+    "operating_point",
+    "ring_parameters_from_fit",
+    "ring_steps",
+    "size_grid",
+    "sweep",
+]
+
+#: Collectives with a tree algorithm in the model (NCCL's double binary tree: all-reduce only).
+TREE_COLLECTIVES = ("all_reduce",)
+
+
+def has_tree(collective) -> bool:
+    """Whether the model has a tree algorithm for ``collective`` (all-reduce only)."""
+    return comms._operation(collective) in TREE_COLLECTIVES
+
+
+def size_grid(size_min, size_max, points_per_decade: int = 24) -> np.ndarray:
+    """Message sizes in bytes, evenly spaced on a log scale from ``size_min`` to ``size_max``
+    (both included, both > 0), ``points_per_decade`` per factor of ten (at least 2 points)."""
+    lo = v.positive("size_min", size_min)
+    hi = v.positive("size_max", size_max)
+    if not lo < hi:
+        raise InputError("size_max", f"must be > size_min ({lo:g}), got {hi:g}")
+    per_decade = v.integer("points_per_decade", points_per_decade, 1, 1000)
+    n = max(2, math.ceil(math.log10(hi / lo) * per_decade) + 1)
+    sizes = np.geomspace(lo, hi, n)
+    sizes[0], sizes[-1] = lo, hi  # exact ends, not rounded through logs
+    return sizes
+
+
+def ring_steps(collective, n_ranks) -> int:
+    """How many latency terms (alpha) the ring model of ``collective`` pays at ``n_ranks``:
+    all-reduce 2(n-1); reduce-scatter, all-gather, all-to-all, scatter, gather, broadcast and
+    reduce n-1; sendrecv 1; 0 for a single rank. It matches :func:`comms.ring_time`."""
+    op = comms._operation(collective)
+    n = v.integer("n_ranks", n_ranks, minimum=1)
+    if n == 1:
+        return 0
+    if op == "all_reduce":
+        return 2 * (n - 1)
+    if op == "sendrecv":
+        return 1
+    return n - 1
+
+
+def _ring(collective, sizes, n, bw, alpha):
+    if comms._operation(collective) == "all_reduce":
+        return comms.ring_allreduce_time(sizes, n, bw, alpha)
+    return comms.ring_time(collective, sizes, n, bw, alpha)
+
+
+def _busbw(collective, sizes, times, n):
+    """nccl-tests busbw; 0 where the time is 0 (a single rank: nothing moves)."""
+    times = np.asarray(times, dtype=float)
+    safe = np.where(times > 0, times, 1.0)
+    bw = comms.busbw(collective, sizes, safe, n)
+    return np.where(times > 0, bw, 0.0)
+
+
+@dataclass(frozen=True)
+class CommsSweep:
+    """Model times and bus bandwidths of one collective over ``sizes`` (bytes).
+
+    ``ring``: ring-algorithm time (s); ``tree``: double-binary-tree time (s), ``None`` for
+    collectives without a tree; ``best``: the faster of the two at each size (ring when
+    there is no tree); ``*_busbw``: nccl-tests bus bandwidth (B/s) of those times.
+    """
+
+    collective: str
+    n_ranks: int
+    link_bw: float
+    alpha: float
+    sizes: np.ndarray
+    ring: np.ndarray
+    tree: np.ndarray | None
+    best: np.ndarray
+    ring_busbw: np.ndarray
+    tree_busbw: np.ndarray | None
+    best_busbw: np.ndarray
+
+
+def sweep(collective, n_ranks, link_bw, alpha, size_min, size_max, points_per_decade: int = 24) -> CommsSweep:
+    """Model curves of ``collective`` from ``size_min`` to ``size_max`` (see :class:`CommsSweep`)."""
+    op = comms._operation(collective)
+    n = v.integer("n_ranks", n_ranks, minimum=1)
+    sizes = size_grid(size_min, size_max, points_per_decade)
+    ring = _ring(op, sizes, n, link_bw, alpha)
+    tree = comms.tree_allreduce_time(sizes, n, link_bw, alpha) if op in TREE_COLLECTIVES else None
+    best = ring if tree is None else np.minimum(ring, tree)
+    return CommsSweep(
+        collective=op,
+        n_ranks=n,
+        link_bw=float(link_bw),
+        alpha=float(alpha),
+        sizes=sizes,
+        ring=ring,
+        tree=tree,
+        best=best,
+        ring_busbw=_busbw(op, sizes, ring, n),
+        tree_busbw=None if tree is None else _busbw(op, sizes, tree, n),
+        best_busbw=_busbw(op, sizes, best, n),
+    )
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The model at one message size.
+
+    ``ring_time``, ``tree_time`` (None without a tree) and ``best_time`` in seconds;
+    ``best_algorithm`` "ring" or "tree"; ``crossover`` the all-reduce size (bytes) where ring
+    and tree cost the same (None for other collectives; 0 when ring is never slower);
+    ``algbw`` and ``busbw`` (B/s) of the best algorithm; ``bus_factor`` busbw / algbw.
+    """
+
+    collective: str
+    size_bytes: float
+    n_ranks: int
+    ring_time: float
+    tree_time: float | None
+    best_algorithm: str
+    best_time: float
+    crossover: float | None
+    algbw: float
+    busbw: float
+    bus_factor: float
+
+
+def operating_point(collective, size_bytes, n_ranks, link_bw, alpha) -> OperatingPoint:
+    """Model numbers of ``collective`` for one message of ``size_bytes`` (see :class:`OperatingPoint`)."""
+    op = comms._operation(collective)
+    size = v.positive("size_bytes", size_bytes)
+    n = v.integer("n_ranks", n_ranks, minimum=1)
+    ring = float(_ring(op, size, n, link_bw, alpha))
+    if op in TREE_COLLECTIVES:
+        tree = float(comms.tree_allreduce_time(size, n, link_bw, alpha))
+        best_name = comms.best_algorithm(size, n, link_bw, alpha)
+        crossover = float(comms.crossover_size(n, link_bw, alpha))
+    else:
+        tree, best_name, crossover = None, "ring", None
+    best = tree if best_name == "tree" else ring
+    factor = float(comms.bus_factor(op, n))
+    alg = float(comms.algbw(size, best)) if best > 0 else 0.0
+    return OperatingPoint(op, size, n, ring, tree, best_name, best, crossover, alg, factor * alg, factor)
+
+
+def ring_parameters_from_fit(fit: comms.FitResult, collective, n_ranks) -> tuple[float, float]:
+    """(link_bw B/s, alpha s per step) of the ring model that reproduces a fitted line
+    t = alpha_fit + S / B_fit: link_bw = B_fit x bus_factor, alpha = alpha_fit / ring_steps.
+    A negative fitted alpha (poor data) gives alpha 0."""
+    if not isinstance(fit, comms.FitResult):
+        raise InputError("fit", f"must be a FitResult, got {type(fit).__name__}")
+    steps = ring_steps(collective, n_ranks)
+    if steps == 0:
+        raise InputError("n_ranks", "must be >= 2 to have ring steps")
+    link_bw = fit.bandwidth * float(comms.bus_factor(collective, n_ranks))
+    return link_bw, max(fit.alpha, 0.0) / steps
+
+
+@dataclass(frozen=True)
+class MeasuredLog:
+    """A parsed nccl-tests log, ready to draw next to the model.
+
+    ``result``: every parsed row; ``collective``: the log's collective (or the one given);
+    ``n_ranks``: ranks listed in the log (None when it lists none); ``sizes``, ``times``,
+    ``busbw``: the out-of-place measurements of non-empty messages (bytes, s, B/s);
+    ``fit``: t = alpha + S / B fitted to them (relative errors), None when it cannot be
+    fitted, with the reason in ``fit_error``; ``printed_avg_busbw`` and
+    ``computed_avg_busbw`` in B/s (the printed one None when the log has none).
+    """
+
+    result: NcclResult
+    collective: str | None
+    n_ranks: int | None
+    sizes: np.ndarray
+    times: np.ndarray
+    busbw: np.ndarray
+    fit: comms.FitResult | None
+    fit_error: str
+    printed_avg_busbw: float | None
+    computed_avg_busbw: float
+
+    @property
+    def row_count(self) -> int:
+        return len(self.result.rows)
+
+    def fit_curve(self, sizes) -> tuple[np.ndarray, np.ndarray]:
+        """(sizes, fitted times) for the sizes where the fitted time is > 0 (empty without a fit)."""
+        sizes = np.asarray(sizes, dtype=float)
+        if self.fit is None:
+            return np.array([]), np.array([])
+        times = np.asarray(self.fit.predict(sizes), dtype=float)
+        keep = times > 0
+        return sizes[keep], times[keep]
+
+    def fitted_ring_parameters(self, collective=None, n_ranks=None) -> tuple[float, float] | None:
+        """(link_bw, alpha per step) of the ring model matching the fit, or None without a fit
+        or a rank count (``collective`` and ``n_ranks`` default to the log's)."""
+        collective = collective or self.collective
+        n = n_ranks or self.n_ranks
+        if self.fit is None or collective is None or n is None or n < 2:
+            return None
+        return ring_parameters_from_fit(self.fit, collective, n)
+
+
+def analyze_log(text: str, collective=None) -> MeasuredLog:
+    """Parse an nccl-tests log (``InputError`` when it has no result rows) and fit it.
+    ``collective`` is used when the log does not name its own."""
+    result = parse_nccl_tests(text)
+    name = result.collective or (comms._operation(collective) if collective else None)
+    sizes, times = rows_to_points(result, "out")
+    busbw = np.array([row.out_of_place.busbw for row in result.rows if row.size > 0], dtype=float)
+    fit, fit_error = None, ""
+    try:
+        fit = comms.fit_alpha_beta(sizes, times, "relative")
+    except InputError as exc:
+        fit_error = str(exc)
+    return MeasuredLog(
+        result=result,
+        collective=name,
+        n_ranks=result.n_ranks,
+        sizes=sizes,
+        times=times,
+        busbw=busbw,
+        fit=fit,
+        fit_error=fit_error,
+        printed_avg_busbw=result.avg_busbw,
+        computed_avg_busbw=result.computed_avg_busbw(),
+    )
