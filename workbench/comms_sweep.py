@@ -54,7 +54,8 @@ def size_grid(size_min, size_max, points_per_decade: int = 24) -> np.ndarray:
     if not lo < hi:
         raise InputError("size_max", f"must be > size_min ({lo:g}), got {hi:g}")
     per_decade = v.integer("points_per_decade", points_per_decade, 1, 1000)
-    n = max(2, math.ceil(math.log10(hi / lo) * per_decade) + 1)
+    # log10(hi) - log10(lo), not log10(hi / lo): the ratio overflows for a subnormal size_min.
+    n = max(2, math.ceil((math.log10(hi) - math.log10(lo)) * per_decade) + 1)
     sizes = np.geomspace(lo, hi, n)
     sizes[0], sizes[-1] = lo, hi  # exact ends, not rounded through logs
     return sizes

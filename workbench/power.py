@@ -32,6 +32,9 @@ DEFAULT_COMPUTE_BOUND_SHARE = 0.7
 # Zeus (ML.ENERGY) steps power limits by 25 W and weighs energy against time with eta = 0.5.
 ZEUS_STEP_W = 25.0
 ZEUS_ETA = 0.5
+# Most caps a default sweep may hold: a 25 W step reaches a 250 kW TDP, while a mistyped TDP
+# ("700 MW") or step ("0.001 W") would otherwise allocate gigabytes and freeze the panel.
+MAX_SWEEP_CAPS = 10_000
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,12 @@ def _clock(model: _Model, caps: np.ndarray, name: str) -> np.ndarray:
         below = model.power(mid) <= caps
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    return np.where(caps >= model.tdp, 1.0, lo)
+    f = np.where(caps >= model.tdp, 1.0, lo)
+    if f.size and np.any(f <= 0.0):
+        # Only with min_clock_fraction 0, static_fraction 0 and a cap within ~1e-50 W of 0:
+        # a zero clock would make every throughput 0 and tokens per joule NaN.
+        raise v.InputError(name, f"is too small for the model to resolve a clock, got {caps.min():g}")
+    return f
 
 
 def power_at_clock(
@@ -185,6 +193,13 @@ def power_cap_sweep(
         step = v.positive("step_w", step_w)
         lowest = _lowest_cap(model)
         steps = int(np.floor((model.tdp - lowest) / step))
+        if steps >= MAX_SWEEP_CAPS:
+            smallest = (model.tdp - lowest) / (MAX_SWEEP_CAPS - 1)
+            raise v.InputError(
+                "step_w",
+                f"must be >= {smallest:.3g} W for a TDP of {model.tdp:g} W "
+                f"(at most {MAX_SWEEP_CAPS:,} caps per sweep), got {step:g}",
+            )
         grid = model.tdp - step * np.arange(steps, -1, -1, dtype=float)
         if model.f_min == 0.0:
             grid = grid[grid > lowest]  # static power itself is out of reach
