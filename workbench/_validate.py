@@ -150,5 +150,13 @@ def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
 
 
 def scalar_or_array(result: np.ndarray, was_scalar: bool):
-    """Hand back a Python float for scalar input, the array otherwise."""
+    """Hand back a Python float for scalar input, the array otherwise.
+
+    Finite inputs can still overflow (1e308 bytes over 1e-300 B/s): an infinite or NaN result
+    is refused here rather than handed on to turn into NaN further down.
+    """
+    result = np.asarray(result)
+    if np.issubdtype(result.dtype, np.floating) and result.size and not np.all(np.isfinite(result)):
+        raise InputError("inputs", "the result overflows (values too large or too small to compute); "
+                                   "check the magnitudes and units of the inputs")
     return float(result) if was_scalar else result

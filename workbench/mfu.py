@@ -68,7 +68,7 @@ def flops_per_token(n_params: float, n_layers: int = 0, d_model: int = 0, seq_le
         raise v.InputError(
             missing, f"must be > 0 when {' and '.join(given)} given (the attention term needs all three)"
         )
-    return 6.0 * n + 12.0 * shape["n_layers"] * shape["d_model"] * shape["seq_len"]
+    return v.scalar_or_array(6.0 * n + 12.0 * shape["n_layers"] * shape["d_model"] * shape["seq_len"], True)
 
 
 def mfu(

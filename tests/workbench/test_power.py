@@ -128,7 +128,9 @@ def test_clock_and_throughput_monotone_in_cap(data, params, share):
     assert low.power_w <= high.power_w
 
 
-@given(params=model_params, f=st.floats(0.0, 1.0))
+# Clocks below 1e-9 give caps of ~1e-100 W, which the model refuses as unresolvable
+# (tests/workbench/test_review_edge_cases.py); no GPU is capped there.
+@given(params=model_params, f=st.floats(1e-9, 1.0))
 def test_solver_hits_the_model_power(params, f):
     target = pw.power_at_clock(
         f, TDP, static_fraction=params["static_fraction"], min_voltage_fraction=params["min_voltage_fraction"]

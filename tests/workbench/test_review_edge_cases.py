@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+import workbench
 from workbench import comms_sweep, power
 from workbench._validate import InputError
-
 
 # -- power: the default cap sweep must stay bounded --------------------------------------------
 
@@ -76,3 +76,19 @@ def test_size_grid_point_count_unchanged_for_ordinary_ranges():
     lo, hi = 1024.0, 16.0 * 2**30
     expected = max(2, math.ceil(math.log10(hi / lo) * 24) + 1)
     assert comms_sweep.size_grid(lo, hi).size == expected
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: workbench.comms.ring_allreduce_time(1e308, 8, 1e-300, 0.0),
+        lambda: workbench.comms.tree_allreduce_time(1e308, 8, 1e-300, 0.0),
+        lambda: workbench.comms.algbw(1e9, 1e-320),
+        lambda: workbench.mfu.flops_per_token(1e308, 1, 1, 1),
+        lambda: workbench.carbon.facility_energy_kwh(1e308, 10),
+    ],
+)
+def test_overflowing_results_are_refused_not_returned_as_infinity(call):
+    with pytest.raises(ValueError, match="overflow"):
+        call()
