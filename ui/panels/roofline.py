@@ -1,10 +1,177 @@
-"""Roofline panel (placeholder until its own module lands)."""
+"""Roofline panel: hardware ceilings, kernels as points, the measured ceilings of this machine.
+
+The chart is attainable FLOP/s against arithmetic intensity on log-log axes: the memory roof,
+the compute roof for the selected precision (dense or 2:4 sparse, said in the title and on the
+roof), the ridge point marked and labelled, optional precision ceilings and L2 roof, up to three
+more presets overlaid for comparison, saved scenarios overlaid dashed, and the scenario's
+kernels as one scatter item coloured memory- or compute-bound.
+
+Every number comes from ``workbench.roofline`` (ceilings, ridge, attainable, place_many); this
+module only draws what it gets. Edits go through the undo stack; kernel and hardware edits are
+one step each (they never merge).
+"""
 
 from __future__ import annotations
 
-from ui.charts import Chart
-from ui.panel import PanelBase
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui import theme as th
+from ui.charts import Chart, si_label
+from ui.commands import push_scenario_edit
+from ui.panel import PanelBase, ResultRow
+from ui.panels.roofline_kernels import (
+    KernelBuilderDialog,
+    KernelSortProxy,
+    KernelTableModel,
+    KernelTableView,
+    read_kernel_file,
+)
+from ui.panels.roofline_measure import MachineMeasurement
+from workbench import roofline as rl
+from workbench.hardware import PRECISION_LABELS, Hardware
+from workbench.kernels import Kernel, seed_examples
 from workbench.scenarios import RooflineScenario
+
+#: Roof colours per device slot: the primary in ink, compared presets in palette colours that
+#: are not the memory-/compute-bound blue and orange of the points.
+DEVICE_COLORS = (None, th.GREEN, th.PURPLE, th.SKY)  # None: the theme's ink
+#: Saved scenarios overlaid by "Compare": dashed roofs in these colours.
+COMPARISON_COLORS = (th.VERMILLION, th.SKY, th.PURPLE, th.GREEN)
+#: When the primary preset lacks the selected precision, the first of these it has.
+PRECISION_FALLBACK = ("bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8", "fp4")
+NONE_KEY = ""
+#: Up to this many kernels, each point carries its name on the chart.
+MAX_POINT_LABELS = 12
+
+
+def _short(name: str) -> str:
+    """'NVIDIA H100 SXM' -> 'H100 SXM' (legend and hover lines stay short)."""
+    for vendor in ("NVIDIA ", "AMD Instinct ", "AMD ", "Google ", "Intel "):
+        if name.startswith(vendor):
+            return name[len(vendor):]
+    return name
+
+
+def _q(value: float, unit: str) -> str:
+    return si_label(value, unit)
+
+
+def _log10(values) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(np.asarray(values, dtype=float))
+
+
+@dataclass
+class DeviceRoofs:
+    """What is drawn for one device: its preset, the roofs (None if it lacks the precision)."""
+
+    key: str
+    hardware: Hardware | None
+    roofs: tuple[rl.Roof, ...] | None
+    problem: str = ""
+
+    @property
+    def compute(self) -> rl.Roof | None:
+        return self.roofs[0] if self.roofs else None
+
+    @property
+    def memory(self) -> rl.Roof | None:
+        return self.roofs[1] if self.roofs else None
+
+
+class KernelScatter(pg.ScatterPlotItem):
+    """One scatter item for all kernels, styled by class (memory- / compute-bound) in numpy.
+
+    ``ScatterPlotItem.setData`` with per-point brushes looks up every point's style in Python
+    (~25 ms for 10,000 points); here the few styles are looked up once and assigned with
+    boolean masks, so a redraw of 10,000 kernels costs about a millisecond. Hover tips, clicks
+    and painting are pyqtgraph's own. If pyqtgraph's internals ever differ, it falls back to
+    ``setData``.
+    """
+
+    def set_points(self, x, y, classes, brushes, pens, size: float, symbol: str = "o") -> None:
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        classes = np.asarray(classes, dtype=int)
+        pen_list = pens if isinstance(pens, (list, tuple)) else [pens] * len(brushes)
+        try:
+            self._fast_set(x, y, classes, list(brushes), list(pen_list), float(size), symbol)
+        except (AttributeError, KeyError, ValueError, TypeError, IndexError):
+            brush_arr = np.empty(len(brushes), dtype=object)
+            brush_arr[:] = list(brushes)
+            pen_arr = np.empty(len(pen_list), dtype=object)
+            pen_arr[:] = list(pen_list)
+            self.setData(x=x, y=y, data=np.arange(len(x)), brush=brush_arr[classes], pen=pen_arr[classes],
+                         size=size, symbol=symbol)
+
+    def _fast_set(self, x, y, classes, brushes, pens, size, symbol) -> None:
+        n = len(x)
+        self.data["item"][...] = None
+        data = np.empty(n, dtype=self.data.dtype)
+        data["x"] = x
+        data["y"] = y
+        data["size"] = size
+        data["visible"] = True
+        data["hovered"] = False
+        data["data"] = np.arange(n)
+        symbols = np.empty(n, dtype=object)
+        symbols[:] = symbol
+        data["symbol"] = symbols
+        brush_arr = np.empty(len(brushes), dtype=object)
+        brush_arr[:] = brushes
+        pen_arr = np.empty(len(pens), dtype=object)
+        pen_arr[:] = pens
+        data["brush"] = brush_arr[classes]
+        data["pen"] = pen_arr[classes]
+        data["sourceRect"] = 0
+        if self.opts["pxMode"] and self.opts["useCache"]:
+            for c in range(len(brushes)):
+                mask = classes == c
+                if mask.any():
+                    (coords,) = self.fragmentAtlas[[(symbol, size, pens[c], brushes[c])]]
+                    data["sourceRect"][mask] = coords
+        self.data = data
+        self.prepareGeometryChange()
+        self.informViewBoundsChanged()
+        self.bounds = [None, None]
+        self._maybeRebuildAtlas()
+        self._updateMaxSpotSizes(data=data)
+        self.invalidate()
+        self.sigPlotChanged.emit(self)
+
+
+class RooflineChart(Chart):
+    """A Chart that tells the panel when it restyles (theme, presentation, export), so the
+    panel's own labels and points follow."""
+
+    def _restyle(self) -> None:
+        super()._restyle()
+        hook = getattr(self, "restyle_hook", None)
+        if hook is not None:
+            hook()
 
 
 class RooflinePanel(PanelBase):
@@ -13,7 +180,986 @@ class RooflinePanel(PanelBase):
 
     def __init__(self, catalog, scenario=None, parent=None, *, undo_stack=None):
         self.catalog = catalog
+        #: size of "Measure this machine" ("normal", or "tiny" in tests)
+        self.measure_size = "normal"
+        #: reasons the last import skipped rows ("line 3: ..."), or why the file was not read
+        self.last_import_errors: list[str] = []
+        self._comparison: list[tuple[str, RooflineScenario]] = []
+        self._devices: list[DeviceRoofs] = []
+        self._placements: rl.Placements | None = None
+        self._range_key: tuple | None = None
+        self._overlays: list[tuple[pg.TextItem, str | None, float, tuple]] = []
+        self._text_pool: dict[tuple, list[pg.TextItem]] = {}
+        self._builder: KernelBuilderDialog | None = None
         super().__init__(scenario if scenario is not None else RooflineScenario(), parent, undo_stack=undo_stack)
-        self.chart = Chart(title=self.title)
-        self.add_chart(self.chart)
+        self._build_form()
+        self._build_chart()
+        self._build_kernels()
+        self.measurement = MachineMeasurement(self)
+        self.measurement.progress.connect(self._on_measure_progress)
+        self.measurement.succeeded.connect(self._on_measured)
+        self.measurement.failed.connect(self._on_measure_failed)
+        self.measurement.cancelled.connect(self._on_measure_cancelled)
+        self.measurement.finished.connect(self._on_measure_finished)
+        catalog.changed.connect(self._catalog_changed)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._sync_fields()
         self.refresh()
+
+    # -- building ------------------------------------------------------------------------------
+    def _build_form(self) -> None:
+        self.hardware_combo = QComboBox(self.form_widget)
+        self.hardware_combo.setObjectName("field.hardware")
+        self.hardware_combo.setToolTip("The device whose roofs the kernels are placed under")
+        self.hardware_combo.activated.connect(self._primary_picked)
+        self.form.addRow("Hardware", self.hardware_combo)
+        self.compare_combos: list[QComboBox] = []
+        for i in range(RooflineScenario.MAX_HARDWARE - 1):
+            combo = QComboBox(self.form_widget)
+            combo.setObjectName(f"field.compare{i + 1}")
+            combo.setToolTip("Overlay another preset's roofs on the same axes")
+            combo.activated.connect(lambda _i, slot=i: self._compare_picked(slot))
+            self.form.addRow("Compare with" if i == 0 else "", combo)
+            self.compare_combos.append(combo)
+        self.precision_combo = self.add_choice("precision", [], "Precision")
+        self.precision_combo.setToolTip("Only the precisions the primary preset lists")
+        self.sparse_check = self.add_check("sparse", "2:4 sparsity")
+        self.sparse_check.setToolTip("Structured 2:4 sparsity: raises the compute roof by the preset's factor; "
+                                     "the memory roof stays")
+        self.ceilings_check = self.add_check("show_precision_ceilings", "Precision ceilings")
+        self.ceilings_check.setToolTip("Draw a flat roof for every other precision the preset has")
+        self.l2_check = self.add_check("show_l2", "L2 roof")
+
+        line = QFrame(self.form_widget)
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setFrameShadow(QFrame.Shadow.Sunken)
+        self.form.addRow(line)
+        self.measure_button = QPushButton("Measure this machine", self.form_widget)
+        self.measure_button.setObjectName("measureButton")
+        self.measure_button.setToolTip("Short numpy micro-benchmarks (STREAM triad for memory bandwidth, "
+                                       "matmul for FLOP/s, float32 and float64) in the background; adds "
+                                       "'This machine (measured)' as a preset")
+        self.measure_button.clicked.connect(self.start_measurement)
+        self.measure_cancel = QPushButton("Cancel", self.form_widget)
+        self.measure_cancel.setObjectName("measureCancel")
+        self.measure_cancel.clicked.connect(self.cancel_measurement)
+        self.measure_cancel.setVisible(False)
+        self.measure_progress = QProgressBar(self.form_widget)
+        self.measure_progress.setObjectName("measureProgress")
+        self.measure_progress.setRange(0, 1000)
+        self.measure_progress.setTextVisible(False)
+        self.measure_progress.setVisible(False)
+        self.measure_status = QLabel(self.form_widget)
+        self.measure_status.setObjectName("measureStatus")
+        self.measure_status.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.measure_button, 1)
+        row.addWidget(self.measure_cancel)
+        self.form.addRow(row)
+        self.form.addRow(self.measure_progress)
+        self.form.addRow(self.measure_status)
+
+    def _build_chart(self) -> None:
+        self.chart = RooflineChart(title=self.title, x_label="Arithmetic intensity", x_unit="FLOP/B",
+                                   y_label="Attainable", y_unit="FLOP/s", log_x=True, log_y=True)
+        self.chart.setObjectName("rooflineChart")
+        self.chart.enable_hover(readout=True, formatter=self.hover_text)
+        self.add_chart(self.chart)
+        plot = self.chart.getPlotItem()
+        self.points = KernelScatter(pxMode=True, hoverable=True, tip=self._point_tip, name="kernels")
+        self.points.setZValue(30)
+        self.points.sigClicked.connect(self._points_clicked)
+        plot.addItem(self.points)
+        self.compared_points = KernelScatter(pxMode=True, hoverable=True, tip=self._compared_tip)
+        self.compared_points.setZValue(29)
+        plot.addItem(self.compared_points)
+        self.ridge_marker = pg.ScatterPlotItem(pxMode=True)
+        self.ridge_marker.setZValue(35)
+        plot.addItem(self.ridge_marker)
+        self._compared_names: list[str] = []
+        self.chart.restyle_hook = self._style_overlays
+
+    def _build_kernels(self) -> None:
+        box = QWidget()
+        box.setObjectName("kernelsBox")
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(4)
+        bar = QHBoxLayout()
+        title = QLabel("<b>Kernels</b>")
+        bar.addWidget(title)
+        self.kernel_count = QLabel()
+        self.kernel_count.setObjectName("kernelCount")
+        bar.addWidget(self.kernel_count)
+        bar.addStretch(1)
+        self.builder_button = self._button("Add from shapes…", "kernelAdd",
+                                           "GEMM, elementwise, layer norm, attention (unfused or fused), or counts",
+                                           self.open_builder, bar)
+        self.seed_button = self._button("Seed examples", "kernelSeed",
+                                        "Add the classic examples: elementwise add, layer norm, a large GEMM, "
+                                        "attention unfused and fused", self.seed_examples, bar)
+        self.import_button = self._button("Import CSV…", "kernelImport",
+                                          "Kernels from a CSV (name, flops, bytes[, time_s]) or an "
+                                          "Nsight Compute export (ncu --csv)", self.import_kernels, bar)
+        self.remove_button = self._button("Remove", "kernelRemove", "Remove the selected kernels (Delete)",
+                                          self.remove_selected_kernels, bar)
+        layout.addLayout(bar)
+        self.kernel_model = KernelTableModel(self)
+        self.kernel_model.kernelEdited.connect(self._kernel_edited)
+        self.kernel_model.editRejected.connect(self.show_status)
+        self.kernel_proxy = KernelSortProxy(self)
+        self.kernel_proxy.setSourceModel(self.kernel_model)
+        self.kernel_table = KernelTableView(box)
+        self.kernel_table.setModel(self.kernel_proxy)
+        self.kernel_table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.kernel_table.set_column_widths()
+        self.kernel_table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.kernel_table.deleteRequested.connect(self.remove_selected_kernels)
+        layout.addWidget(self.kernel_table, 1)
+        self.import_errors_label = QLabel()
+        self.import_errors_label.setObjectName("importErrorsLabel")
+        self.import_errors_label.setWordWrap(True)
+        self.import_errors = QListWidget()
+        self.import_errors.setObjectName("importErrors")
+        self.import_errors.setMaximumHeight(90)
+        dismiss = QPushButton("Dismiss")
+        dismiss.setObjectName("importErrorsDismiss")
+        dismiss.clicked.connect(self.clear_import_errors)
+        head = QHBoxLayout()
+        head.addWidget(self.import_errors_label, 1)
+        head.addWidget(dismiss)
+        self.import_errors_box = QWidget()
+        errors_layout = QVBoxLayout(self.import_errors_box)
+        errors_layout.setContentsMargins(0, 0, 0, 0)
+        errors_layout.addLayout(head)
+        errors_layout.addWidget(self.import_errors)
+        self.import_errors_box.setVisible(False)
+        layout.addWidget(self.import_errors_box)
+
+        # results and kernels side by side under the chart
+        self.bottom = QSplitter(Qt.Orientation.Horizontal)
+        self.bottom.setObjectName("resultsSplitter")
+        self.bottom.setChildrenCollapsible(False)
+        self.bottom.addWidget(self.results)  # moves it out of the centre splitter
+        self.bottom.addWidget(box)
+        self.bottom.setStretchFactor(0, 2)
+        self.bottom.setStretchFactor(1, 5)
+        self.bottom.setSizes([400, 1160])
+        self.center.addWidget(self.bottom)
+        self.center.setStretchFactor(0, 3)
+        self.center.setStretchFactor(1, 1)
+        self.center.setSizes([700, 290])
+
+    def _button(self, text, name, tip, slot, layout) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.setToolTip(tip)
+        button.clicked.connect(lambda _checked=False: slot())
+        layout.addWidget(button)
+        return button
+
+    # -- form <-> scenario ---------------------------------------------------------------------
+    def _hardware(self, key: str) -> Hardware | None:
+        return self.catalog.get(key) if key in self.catalog else None
+
+    def _fill_hardware_combo(self, combo: QComboBox, selected: str, allow_none: bool) -> None:
+        combo.blockSignals(True)
+        combo.clear()
+        if allow_none:
+            combo.addItem("none", NONE_KEY)
+        for hw in self.catalog.items():
+            combo.addItem(hw.name, hw.key)
+        if selected and combo.findData(selected) < 0:
+            combo.addItem(f"{selected} (not in this project)", selected)
+        combo.setCurrentIndex(max(0, combo.findData(selected)))
+        combo.blockSignals(False)
+
+    def _sync_fields(self) -> None:
+        if not hasattr(self, "compare_combos"):  # PanelBase.__init__, before the form exists
+            return
+        s = self.scenario()
+        self._fill_hardware_combo(self.hardware_combo, s.primary, allow_none=False)
+        for i, combo in enumerate(self.compare_combos):
+            key = s.hardware[i + 1] if i + 1 < len(s.hardware) else NONE_KEY
+            self._fill_hardware_combo(combo, key, allow_none=True)
+        hw = self._hardware(s.primary)
+        precisions = hw.precisions if hw is not None else (s.precision,)
+        if s.precision not in precisions:
+            precisions = (*precisions, s.precision)
+        self.precision_combo.blockSignals(True)
+        self.precision_combo.clear()
+        for p in precisions:
+            self.precision_combo.addItem(PRECISION_LABELS[p], p)
+        self.precision_combo.blockSignals(False)
+        has_sparse = hw is not None and s.precision in hw.precisions and hw.supports_sparsity(s.precision)
+        self.sparse_check.setToolTip(
+            "Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
+            if has_sparse else f"{hw.name if hw else s.primary} has no 2:4 sparse rate at {PRECISION_LABELS[s.precision]}")
+        has_l2 = hw is not None and any(m.name == "L2" for m in hw.memory)
+        self.l2_check.setEnabled(has_l2 or s.show_l2)
+        self.l2_check.setToolTip("Draw the L2 cache bandwidth roof" if has_l2
+                                 else "This preset lists no L2 bandwidth")
+        self.ceilings_check.setEnabled(hw is None or len(hw.precisions) > 1 or s.show_precision_ceilings)
+        super()._sync_fields()
+
+    def _catalog_changed(self) -> None:
+        self._sync_fields()
+        self._range_key = None
+        self.refresh()
+
+    def _push(self, text: str, **changes) -> bool:
+        """One undo step that never merges with the next (a kernel or a hardware pick)."""
+        try:
+            new = self.scenario().with_changes(**changes)
+        except ValueError as exc:
+            self.show_validation_error(exc, changes)
+            return False
+        self.clear_error()
+        push_scenario_edit(self._stack, self, new, text, mergeable=False)
+        return True
+
+    def _precision_for(self, hw: Hardware | None, wanted: str) -> str:
+        if hw is None or wanted in hw.precisions:
+            return wanted
+        return next((p for p in PRECISION_FALLBACK if p in hw.precisions), hw.precisions[0])
+
+    def set_primary_hardware(self, key: str) -> bool:
+        """Make ``key`` the primary preset (an undo step); a precision it lacks is replaced."""
+        s = self.scenario()
+        if key == s.primary:
+            return False
+        hw = self._hardware(key)
+        keys = (key, *(k for k in s.hardware[1:] if k != key))[: RooflineScenario.MAX_HARDWARE]
+        changes = {"hardware": keys}
+        precision = self._precision_for(hw, s.precision)
+        text = f"Change hardware to {self.catalog.name(key)}"
+        if precision != s.precision:
+            changes["precision"] = precision
+            text += f" ({PRECISION_LABELS[precision]})"
+        return self._push(text, **changes)
+
+    def set_compared_hardware(self, keys: Sequence[str]) -> bool:
+        """Overlay these presets (up to three, besides the primary) as one undo step."""
+        s = self.scenario()
+        clean: list[str] = []
+        for k in keys:
+            if k and k != s.primary and k not in clean:
+                clean.append(k)
+        clean = clean[: RooflineScenario.MAX_HARDWARE - 1]
+        new = (s.primary, *clean)
+        if new == s.hardware:
+            return False
+        added = [k for k in clean if k not in s.hardware]
+        removed = [k for k in s.hardware[1:] if k not in clean]
+        if len(added) == 1 and not removed:
+            text = f"Compare with {self.catalog.name(added[0])}"
+        elif len(removed) == 1 and not added:
+            text = f"Stop comparing with {self.catalog.name(removed[0])}"
+        else:
+            text = "Change compared hardware"
+        return self._push(text, hardware=new)
+
+    def _primary_picked(self, index: int) -> None:
+        key = self.hardware_combo.itemData(index)
+        if not self.set_primary_hardware(key):
+            self._sync_fields()
+
+    def _compare_picked(self, slot: int) -> None:
+        keys = [c.currentData() for c in self.compare_combos]
+        if not self.set_compared_hardware(keys):
+            self._sync_fields()
+
+    def set_scenario(self, scenario) -> None:
+        if scenario.primary != self.scenario().primary or scenario.hardware != self.scenario().hardware:
+            self._range_key = None
+        super().set_scenario(scenario)
+
+    def context_changed(self, ctx) -> None:
+        """The shared context's hardware, precision and sparsity, where this panel can show them."""
+        s = self.scenario()
+        changes = {}
+        primary = s.primary
+        key = getattr(ctx, "hardware", None)
+        if key and key in self.catalog and key != s.primary:
+            primary = key
+            changes["hardware"] = (key, *(k for k in s.hardware[1:] if k != key))[: RooflineScenario.MAX_HARDWARE]
+        hw = self._hardware(primary)
+        precision = getattr(ctx, "precision", None)
+        if hw is not None:
+            if precision in hw.precisions and precision != s.precision:
+                changes["precision"] = precision
+            elif s.precision not in hw.precisions:
+                changes["precision"] = self._precision_for(hw, s.precision)
+        sparse = getattr(ctx, "sparse", None)
+        if isinstance(sparse, bool) and sparse != s.sparse:
+            changes["sparse"] = sparse
+        if changes:
+            try:
+                new = s.with_changes(**changes)
+            except ValueError:
+                return
+            self.set_scenario(new)
+
+    # -- kernels ------------------------------------------------------------------------------
+    def kernels(self) -> tuple[Kernel, ...]:
+        return self.scenario().kernels
+
+    def add_kernels(self, kernels: Sequence[Kernel], text: str | None = None) -> bool:
+        kernels = tuple(kernels)
+        if not kernels:
+            return False
+        if text is None:
+            text = f"Add kernel '{kernels[0].name}'" if len(kernels) == 1 else f"Add {len(kernels):,} kernels"
+        return self._push(text, kernels=self.kernels() + kernels)
+
+    def add_kernel(self, kernel: Kernel) -> bool:
+        return self.add_kernels([kernel])
+
+    def seed_examples(self) -> bool:
+        """Add the classic examples (those not already in the table) as one step."""
+        have = set(self.kernels())
+        new = [k for k in seed_examples() if k not in have]
+        if not new:
+            self.show_status("The example kernels are already in the table")
+            return False
+        return self.add_kernels(new, "Add example kernels")
+
+    def remove_kernels(self, rows: Sequence[int]) -> bool:
+        rows = sorted({r for r in rows if 0 <= r < len(self.kernels())})
+        if not rows:
+            return False
+        kernels = self.kernels()
+        drop = set(rows)
+        text = f"Remove kernel '{kernels[rows[0]].name}'" if len(rows) == 1 else f"Remove {len(rows):,} kernels"
+        return self._push(text, kernels=tuple(k for i, k in enumerate(kernels) if i not in drop))
+
+    def selected_rows(self) -> list[int]:
+        """Selected kernels as rows of the scenario's kernel list."""
+        sel = self.kernel_table.selectionModel()
+        rows = {self.kernel_proxy.mapToSource(i).row() for i in sel.selectedRows()}
+        return sorted(r for r in rows if r >= 0)
+
+    def select_kernel(self, row: int) -> None:
+        index = self.kernel_proxy.mapFromSource(self.kernel_model.index(row, 0))
+        if index.isValid():
+            self.kernel_table.selectRow(index.row())
+            self.kernel_table.scrollTo(index)
+
+    def remove_selected_kernels(self) -> bool:
+        return self.remove_kernels(self.selected_rows())
+
+    def _kernel_edited(self, row: int, kernel: Kernel) -> None:
+        kernels = list(self.kernels())
+        if not 0 <= row < len(kernels):
+            return
+        old = kernels[row]
+        kernels[row] = kernel
+        text = f"Rename kernel '{old.name}' to '{kernel.name}'" if old.name != kernel.name else f"Edit kernel '{kernel.name}'"
+        if self._push(text, kernels=tuple(kernels)):
+            self.select_kernel(row)
+
+    def open_builder(self) -> KernelBuilderDialog:
+        """The kernel builder (non-modal; one instance)."""
+        if self._builder is None:
+            self._builder = KernelBuilderDialog(self)
+            self._builder.kernelBuilt.connect(self.add_kernel)
+        self._builder.show()
+        self._builder.raise_()
+        return self._builder
+
+    def import_kernels(self, path=None):
+        """Import kernels from a CSV or an Nsight Compute export; asks for the file without
+        ``path``. Returns the ImportResult (None if nothing was read)."""
+        if path is None:
+            path, _filter = QFileDialog.getOpenFileName(
+                self, "Import kernels", "", "CSV files (*.csv *.txt);;All files (*)")
+            if not path:
+                return None
+        return self.import_kernels_from(path)
+
+    def import_kernels_from(self, path):
+        path = Path(path)
+        try:
+            result, fmt = read_kernel_file(path)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self._show_import_errors(f"Could not import {path.name}:", [reason])
+            return None
+        errors = [f"line {e.line}: {e.reason}" for e in result.errors]
+        if result.kernels:
+            n = len(result.kernels)
+            self.add_kernels(result.kernels, f"Import {n:,} kernel{'s' if n != 1 else ''} from {path.name}")
+        if errors:
+            head = (f"{len(result.kernels):,} kernel(s) imported from {path.name} ({fmt}); "
+                    f"{len(errors):,} row(s) not imported:")
+            self._show_import_errors(head, errors)
+        else:
+            self.clear_import_errors()
+            if not result.kernels:
+                self._show_import_errors(f"{path.name} has no kernel rows.", [])
+        return result
+
+    def _show_import_errors(self, head: str, errors: list[str]) -> None:
+        self.last_import_errors = list(errors) if errors else [head]
+        self.import_errors_label.setText(head)
+        self.import_errors_label.setStyleSheet(f"color: {th.current_theme().error};")
+        self.import_errors.clear()
+        self.import_errors.addItems(errors)
+        self.import_errors.setVisible(bool(errors))
+        self.import_errors_box.setVisible(True)
+
+    def clear_import_errors(self) -> None:
+        self.last_import_errors = []
+        self.import_errors.clear()
+        self.import_errors_box.setVisible(False)
+
+    def import_error_texts(self) -> list[str]:
+        """The reasons listed in the panel (what a person reads)."""
+        return [self.import_errors.item(i).text() for i in range(self.import_errors.count())]
+
+    # -- measuring this machine ----------------------------------------------------------------
+    def start_measurement(self) -> bool:
+        if not self.measurement.start(self.measure_size):
+            return False
+        self.measure_button.setEnabled(False)
+        self.measure_cancel.setVisible(True)
+        self.measure_cancel.setEnabled(True)
+        self.measure_progress.setValue(0)
+        self.measure_progress.setVisible(True)
+        self.measure_status.setStyleSheet("")
+        self.measure_status.setText("Starting…")
+        return True
+
+    def cancel_measurement(self) -> None:
+        self.measurement.cancel()
+        self.measure_cancel.setEnabled(False)
+        self.measure_status.setText("Cancelling…")
+
+    def shutdown(self) -> None:
+        """Stop a running measurement and wait for its thread (before the panel goes away)."""
+        self.measurement.shutdown()
+
+    def closeEvent(self, event):  # noqa: N802 - Qt naming
+        self.shutdown()
+        super().closeEvent(event)
+
+    def _on_measure_progress(self, fraction: float, message: str) -> None:
+        self.measure_progress.setValue(int(round(max(0.0, min(1.0, fraction)) * 1000)))
+        self.measure_status.setText(message)
+
+    def _on_measured(self, hw: Hardware) -> None:
+        key = self.catalog.add_user_preset(hw)
+        hw = self._hardware(key) or hw
+        fp32 = hw.peak_flops("fp32") if "fp32" in hw.precisions else None
+        self.measure_status.setStyleSheet("")
+        parts = [f"Measured: memory {_q(hw.mem_bw, 'B/s')}"]
+        if fp32:
+            parts.append(f"FP32 {_q(fp32, 'FLOP/s')}")
+        if "fp64" in hw.precisions:
+            parts.append(f"FP64 {_q(hw.peak_flops('fp64'), 'FLOP/s')}")
+        self.measure_status.setText(", ".join(parts) + ". Added as a preset.")
+        s = self.scenario()
+        keys = (key, *(k for k in s.hardware if k != key))[: RooflineScenario.MAX_HARDWARE]
+        precision = self._precision_for(hw, s.precision)
+        if "fp32" in hw.precisions and s.precision not in hw.precisions:
+            precision = "fp32"
+        self._push(f"Use {hw.name}", hardware=keys, precision=precision)
+
+    def _on_measure_failed(self, message: str) -> None:
+        self.measure_status.setStyleSheet(f"color: {th.current_theme().error};")
+        self.measure_status.setText(f"Measurement failed: {message}")
+
+    def _on_measure_cancelled(self) -> None:
+        self.measure_status.setStyleSheet("")
+        self.measure_status.setText("Measurement cancelled; nothing was added.")
+
+    def _on_measure_finished(self) -> None:
+        self.measure_button.setEnabled(True)
+        self.measure_cancel.setVisible(False)
+        self.measure_progress.setVisible(False)
+
+    # -- comparison with saved scenarios -----------------------------------------------------
+    def set_comparison(self, items: Sequence[tuple[str, RooflineScenario]]) -> None:
+        """Overlay saved scenarios: their primary roofs dashed, their kernels as hollow points."""
+        self._comparison = [(str(name), scen) for name, scen in items if isinstance(scen, RooflineScenario)]
+        self._range_key = None
+        self.refresh()
+
+    def clear_comparison(self) -> None:
+        self.set_comparison([])
+
+    def comparison(self) -> list[tuple[str, RooflineScenario]]:
+        return list(self._comparison)
+
+    # -- the model's numbers -------------------------------------------------------------------
+    def _device_roofs(self, key: str, s: RooflineScenario, primary: bool) -> DeviceRoofs:
+        hw = self._hardware(key)
+        if hw is None:
+            return DeviceRoofs(key, None, None, f"no preset '{key}' in this project")
+        if s.precision not in hw.precisions:
+            return DeviceRoofs(key, hw, None, f"{hw.name} has no {PRECISION_LABELS[s.precision]} rate")
+        roofs = rl.ceilings(hw, s.precision, s.sparse,
+                            extra_precisions=primary and s.show_precision_ceilings,
+                            include_l2=primary and s.show_l2)
+        return DeviceRoofs(key, hw, roofs)
+
+    def devices(self) -> list[DeviceRoofs]:
+        """What the chart shows per device, primary first."""
+        return list(self._devices)
+
+    def primary_roofs(self) -> tuple[rl.Roof, ...] | None:
+        return self._devices[0].roofs if self._devices else None
+
+    def placements(self) -> rl.Placements | None:
+        return self._placements
+
+    def ridge_label_text(self) -> str:
+        return self._ridge_label.toPlainText() if getattr(self, "_ridge_label", None) is not None else ""
+
+    # -- drawing ------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        if not hasattr(self, "points"):
+            return
+        s = self.scenario()
+        self._devices = [self._device_roofs(k, s, i == 0) for i, k in enumerate(s.hardware)]
+        primary = self._devices[0]
+        problems = [d.problem for d in self._devices if d.problem]
+        if primary.roofs is not None and s.kernels:
+            self._placements = rl.place_many(s.kernels, primary.compute.peak_flops, primary.compute.mem_bw)
+        else:
+            self._placements = None
+        compared = self._compared_roofs(problems)
+        self._update_range(s, compared)
+        self._draw_roofs(s, compared)
+        self._draw_points()
+        self._draw_compared_points(compared)
+        self._update_title(s)
+        self.kernel_model.set_kernels(s.kernels, self._placements)
+        n = len(s.kernels)
+        self.kernel_count.setText(f"{n:,}" if n else "none yet: add from shapes, seed the examples or import")
+        self.remove_button.setEnabled(n > 0)
+        self._update_results()
+        if problems:
+            self.show_status("; ".join(problems))
+
+    def _compared_roofs(self, problems: list[str]):
+        out = []
+        for i, (name, scen) in enumerate(self._comparison):
+            d = self._device_roofs(scen.primary, scen, primary=False)
+            if d.roofs is None:
+                problems.append(f"{name}: {d.problem}")
+                continue
+            placements = (rl.place_many(scen.kernels, d.compute.peak_flops, d.compute.mem_bw)
+                          if scen.kernels else None)
+            out.append((i, name, scen, d, placements))
+        return out
+
+    def _update_range(self, s: RooflineScenario, compared) -> None:
+        """Axes that hold every roof corner and kernel with room to read them; kept while the
+        extent is unchanged (a user's zoom survives edits that do not move things)."""
+        ridges, peaks, bws = [], [], []
+        for d in [*self._devices, *(c[3] for c in compared)]:
+            for roof in d.roofs or ():
+                ridges.append(roof.ridge)
+                peaks.append(roof.peak_flops)
+                bws.append(roof.mem_bw)
+        if not ridges:
+            ridges, peaks, bws = [100.0], [1e15], [1e13]
+        lo_ai, hi_ai = min(ridges) / 100.0, max(ridges) * 30.0
+        lo_y = None
+        pls = [p for p in [self._placements, *(c[4] for c in compared)] if p is not None and len(p)]
+        for p in pls:
+            finite = p.intensity[np.isfinite(p.intensity) & (p.intensity > 0)]
+            if finite.size:
+                lo_ai = min(lo_ai, float(finite.min()) / 2)
+                hi_ai = max(hi_ai, float(finite.max()) * 8)  # room for the point's label
+            ach = p.achieved[np.isfinite(p.achieved) & (p.achieved > 0)]
+            if ach.size:
+                lo_y = float(ach.min()) / 2
+        xmin = 10.0 ** math.floor(math.log10(lo_ai))
+        xmax = max(hi_ai, 10.0 * xmin)
+        ymin = min(bws) * xmin
+        if lo_y is not None:
+            ymin = min(ymin, lo_y)
+        ymin = 10.0 ** math.floor(math.log10(ymin))
+        ymax = max(peaks) * 3.0
+        key = (xmin, xmax, ymin, ymax)
+        self._extent = key
+        if key != self._range_key:
+            self._range_key = key
+            self.chart.set_log_range(xmin, xmax, ymin, ymax)
+
+    def _device_color(self, slot: int) -> QColor:
+        color = DEVICE_COLORS[slot % len(DEVICE_COLORS)]
+        return QColor(self.chart.theme().ink) if color is None else QColor(color)
+
+    def _draw_roofs(self, s: RooflineScenario, compared) -> None:
+        chart = self.chart
+        chart.clear_series()
+        self._clear_overlays()
+        xmin, xmax, ymin, _ymax = self._extent
+        primary = self._devices[0]
+        several = len(self._devices) > 1 or bool(compared)
+        ridge_xy = []
+        legend_entries = []
+        for slot, d in enumerate(self._devices):
+            if d.roofs is None:
+                continue
+            color = self._device_color(slot)
+            name = _short(d.hardware.name)
+            width = 3.0 if slot == 0 else 2.5
+            legend_name = f"{name}: ridge {_q(d.compute.ridge, 'FLOP/B')}"
+            for roof in d.roofs:
+                x, y = roof.segment(xmin, xmax)
+                if x.size == 0:
+                    continue
+                if roof is d.compute:
+                    # legend entries are added last (below): the legend is rebuilt per entry
+                    legend_entries.append((legend_name, x, y, color, width, "solid"))
+                elif roof is d.memory:
+                    chart.add_series(f"{name} {roof.label}", x, y, color=color, width=width, in_legend=False)
+                elif roof.kind == "compute":  # another precision's ceiling
+                    chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dot",
+                                     in_legend=False)
+                    self._label(f"{roof.label.replace(' peak', '')} {_q(roof.peak_flops, 'FLOP/s')}",
+                                x[-1], y[-1], (1.0, 1.0), None, 0.9)
+                else:  # L2
+                    chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dash",
+                                     in_legend=False)
+                    self._slope_label(f"{roof.label} {_q(roof.mem_bw, 'B/s')}", roof, xmin, xmax)
+            ridge_xy.append((d.compute.ridge, d.compute.peak_flops, color, slot))
+        for i, name, scen, d, _placements in compared:
+            color = QColor(COMPARISON_COLORS[i % len(COMPARISON_COLORS)])
+            sparse = "2:4 sparse" if d.compute.sparse else "dense"
+            legend_name = f"{name} (saved: {_short(d.hardware.name)}, {PRECISION_LABELS[scen.precision]} {sparse})"
+            for roof in d.roofs[:2]:
+                x, y = roof.segment(xmin, xmax)
+                if not x.size:
+                    continue
+                if roof is d.compute:
+                    legend_entries.append((legend_name, x, y, color, 2.0, "dash"))
+                else:
+                    chart.add_series(f"{legend_name} memory", x, y, color=color, width=2.0, style="dash",
+                                     in_legend=False)
+        for name, x, y, color, width, style in legend_entries:
+            chart.add_series(name, x, y, color=color, width=width, style=style, in_legend=several)
+        if primary.roofs is not None:
+            c, m = primary.compute, primary.memory
+            mode = "2:4 sparse" if c.sparse else "dense"
+            # the primary's roofs named where they are drawn
+            self._label(f"{c.label.replace(' (2:4 sparse)', '')} {_q(c.peak_flops, 'FLOP/s')} ({mode})",
+                        xmax, c.peak_flops, (1.0, 1.15), None, 1.0, bold=True)
+            self._slope_label(f"{m.label} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax)
+            # the ridge: a dotted drop line to the axis, a marker and its value
+            chart.add_series("ridge", [c.ridge, c.ridge], [ymin, c.peak_flops], color=self.chart.theme().muted,
+                             width=1.2, style="dot", in_legend=False)
+            # the label stands along the drop line, under the corner: the space left of the line
+            # and under the roofs is empty (kernels sit on the roofs, their names hang right)
+            self._ridge_label = self._label(f"ridge {_q(c.ridge, 'FLOP/B')}", c.ridge, c.peak_flops,
+                                            (1.25, 1.05), None, 1.0, bold=True, angle=90)
+        else:
+            self._ridge_label = None
+        self._ridge_points = ridge_xy
+        self._style_ridge_marker()
+        self._label_points()
+
+    def _style_ridge_marker(self) -> None:
+        s = th.scale_factor(self.chart.presentation())
+        spots = []
+        for ridge, peak, color, slot in getattr(self, "_ridge_points", []):
+            spots.append({"pos": (math.log10(ridge), math.log10(peak)), "symbol": "d",
+                          "size": (14 if slot == 0 else 11) * s, "brush": pg.mkBrush(color),
+                          "pen": pg.mkPen(self.chart.theme().background, width=1.5 * s)})
+        self.ridge_marker.setData(spots=spots)
+
+    def _label(self, text: str, x: float, y: float, anchor, color, scale: float, *, bold: bool = False,
+               rotate=None, angle: float = 0) -> pg.TextItem:
+        # Text items are kept and reused: a new one lays itself out in its first paint and asks
+        # for a second, so creating them on every refresh doubled the chart's paint work.
+        key = (float(angle), tuple(rotate) if rotate is not None else None)
+        pool = self._text_pool.setdefault(key, [])
+        if pool:
+            item = pool.pop()
+            item.setText(text)
+            item.setAnchor(anchor)
+            item.setVisible(True)
+        else:
+            item = pg.TextItem(text, anchor=anchor, rotateAxis=rotate, angle=angle)
+            item.setZValue(45)
+            self.chart.getPlotItem().addItem(item, ignoreBounds=True)
+        item.setPos(QPointF(math.log10(x), math.log10(y)))
+        self._overlays.append((item, color, scale * (1.0 if not bold else -1.0), key))
+        self._style_text(item, color, scale, bold)
+        return item
+
+    def _slope_label(self, text: str, roof: rl.Roof, xmin: float, xmax: float) -> None:
+        """A label lying along a sloped roof, near its low end."""
+        x = min(xmin * 4.0, roof.ridge / 3.0)
+        if x <= xmin:
+            return
+        self._label(text, x, x * roof.mem_bw, (0.0, 1.15), None, 0.95, rotate=(1, 1))
+
+    def _style_text(self, item: pg.TextItem, color, scale: float, bold: bool) -> None:
+        theme = self.chart.theme()
+        item.setColor(QColor(theme.ink) if color is None else QColor(color))
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * abs(scale) * th.scale_factor(self.chart.presentation()))
+        font.setBold(bold)
+        item.setFont(font)
+
+    def _clear_overlays(self) -> None:
+        for item, _color, _scale, key in self._overlays:
+            item.setVisible(False)
+            self._text_pool.setdefault(key, []).append(item)
+        self._overlays = []
+
+    def _style_overlays(self) -> None:
+        """Theme, presentation or export changed: restyle the labels, points and markers."""
+        if not hasattr(self, "points"):
+            return
+        for item, color, scale, _key in self._overlays:
+            self._style_text(item, color, abs(scale), scale < 0)
+        self._draw_points()
+        self._style_ridge_marker()
+        compared = [c for c in getattr(self, "_compared_cache", [])]
+        self._draw_compared_points(compared)
+
+    def _point_styles(self, hollow: bool = False):
+        """(brushes, pens) for memory-bound (0) and compute-bound (1) points."""
+        theme = self.chart.theme()
+        mem, comp = theme.color("memory_bound"), theme.color("compute_bound")
+        s = th.scale_factor(self.chart.presentation())
+        if hollow:
+            clear = pg.mkBrush(0, 0, 0, 0)
+            return [clear, clear], [pg.mkPen(mem, width=2 * s), pg.mkPen(comp, width=2 * s)]
+        return [pg.mkBrush(mem), pg.mkBrush(comp)], pg.mkPen(theme.background, width=1.0 * s)
+
+    def _draw_points(self) -> None:
+        p = self._placements
+        if p is None or len(p) == 0:
+            self.points.set_points([], [], [], *self._point_styles(), size=7)
+            return
+        s = th.scale_factor(self.chart.presentation())
+        brushes, pen = self._point_styles()
+        self.points.set_points(_log10(p.intensity), _log10(p.achieved), p.compute_bound, brushes, pen,
+                               size=(11 if len(p) <= 200 else 7) * s)
+        self._mark_selection()
+
+    def _label_points(self) -> None:
+        """Name each point when there are few: the text hangs down and to the right of the
+        point, into the empty space under the roofs, so neighbours on a roof do not collide."""
+        p = self._placements
+        if p is None or not 0 < len(p) <= MAX_POINT_LABELS:
+            return
+        for i, name in enumerate(p.names):
+            text = name if len(name) <= 44 else name[:43] + "…"
+            self._label(text, float(p.intensity[i]), float(p.achieved[i]), (-0.04, 0.5), None, 0.95,
+                        angle=-68)
+
+    def _draw_compared_points(self, compared) -> None:
+        self._compared_cache = compared
+        xs, ys, bounds, labels = [], [], [], []
+        for _i, name, _scen, _d, p in compared:
+            if p is None or not len(p):
+                continue
+            xs.append(p.intensity)
+            ys.append(p.achieved)
+            bounds.append(p.compute_bound)
+            labels.extend(f"{name}: {n}" for n in p.names)
+        self._compared_names = labels
+        if not xs:
+            self.compared_points.set_points([], [], [], *self._point_styles(hollow=True), size=7)
+            return
+        s = th.scale_factor(self.chart.presentation())
+        brushes, pens = self._point_styles(hollow=True)
+        self.compared_points.set_points(_log10(np.concatenate(xs)), _log10(np.concatenate(ys)),
+                                        np.concatenate(bounds), brushes, pens, size=11 * s)
+
+    def _update_title(self, s: RooflineScenario) -> None:
+        primary = self._devices[0]
+        if primary.roofs is None:
+            self._set_title(f"Roofline: {primary.problem}")
+            return
+        c = primary.compute
+        if c.sparse:
+            mode = "2:4 sparse"
+        elif s.sparse:
+            mode = f"dense ({PRECISION_LABELS[s.precision]} has no 2:4 sparse rate)"
+        else:
+            mode = "dense"
+        self._set_title(f"Roofline: {primary.hardware.name}, {PRECISION_LABELS[s.precision]}, {mode}")
+
+    def _set_title(self, title: str) -> None:
+        # re-setting the same title re-lays out the plot and regenerates every axis drawing
+        if title != getattr(self, "_title_text", None):
+            self._title_text = title
+            self.chart.set_title(title)
+
+    # -- selection, hover, tooltips -----------------------------------------------------------
+    def _selection_changed(self, *_args) -> None:
+        self._mark_selection()
+        self._update_results()
+
+    def _selected_row(self) -> int | None:
+        rows = self.selected_rows()
+        return rows[0] if len(rows) == 1 and self._placements is not None and rows[0] < len(self._placements) else None
+
+    def _mark_selection(self) -> None:
+        row = self._selected_row()
+        if row is None:
+            self.chart.clear_operating_point()
+            return
+        p = self._placements
+        # few kernels carry their names already; many get the selected one's name here
+        label = "" if len(p) <= MAX_POINT_LABELS else p.names[row]
+        self.chart.set_operating_point(float(p.intensity[row]), float(p.achieved[row]), label)
+
+    def _points_clicked(self, _item, points, _ev) -> None:
+        if len(points):
+            self.select_kernel(int(points[0].data()))
+
+    def _point_tip(self, x, y, data) -> str:
+        try:
+            return self.kernel_model.tooltip(int(data))
+        except (IndexError, TypeError, ValueError):
+            return ""
+
+    def _compared_tip(self, x, y, data) -> str:
+        try:
+            name = self._compared_names[int(data)]
+        except (IndexError, TypeError, ValueError):
+            return ""
+        return f"{name}\nintensity {_q(10.0 ** x, 'FLOP/B')}\nachieved {_q(10.0 ** y, 'FLOP/s')}"
+
+    def hover_text(self, ai: float, flops: float) -> str:
+        """The readout under the mouse: intensity, the cursor's FLOP/s, and what each shown
+        device can attain at that intensity."""
+        lines = [f"intensity {_q(ai, 'FLOP/B')}", f"cursor {_q(flops, 'FLOP/s')}"]
+        if ai > 0:
+            for d in self._devices:
+                if d.roofs is not None:
+                    value = rl.attainable(ai, d.compute.peak_flops, d.compute.mem_bw)
+                    bound = "memory" if ai < d.compute.ridge else "compute"
+                    lines.append(f"{_short(d.hardware.name)} attainable {_q(value, 'FLOP/s')} ({bound}-bound)")
+        return "\n".join(lines)
+
+    # -- results ------------------------------------------------------------------------------
+    def _update_results(self) -> None:
+        s = self.scenario()
+        rows: list[ResultRow] = []
+        primary = self._devices[0] if self._devices else None
+        if primary is not None and primary.roofs is not None:
+            c, m = primary.compute, primary.memory
+            mode = "2:4 sparse" if c.sparse else "dense"
+            rows += [
+                ResultRow(f"Peak compute ({PRECISION_LABELS[s.precision]}, {mode})", c.peak_flops, "FLOP/s",
+                          f"{primary.hardware.name}: the flat roof"),
+                ResultRow(f"Memory bandwidth ({m.label.replace(' bandwidth', '')})", m.mem_bw, "B/s",
+                          "The sloped roof: attainable = intensity x bandwidth"),
+                ResultRow("Ridge point", c.ridge, "FLOP/B",
+                          "Peak / bandwidth: kernels left of it are memory-bound, right of it compute-bound"),
+            ]
+        for d in self._devices[1:]:
+            name = _short(d.hardware.name) if d.hardware is not None else d.key
+            if d.roofs is None:
+                rows.append(ResultRow(f"Ridge point, {name}", "–", "", d.problem))
+            else:
+                mode = "2:4 sparse" if d.compute.sparse else "dense"
+                rows.append(ResultRow(f"Ridge point, {name}", d.compute.ridge, "FLOP/B",
+                                      f"{d.hardware.name}: {_q(d.compute.peak_flops, 'FLOP/s')} {mode} / "
+                                      f"{_q(d.memory.mem_bw, 'B/s')}"))
+        p = self._placements
+        row = self._selected_row()
+        if row is not None:
+            measured = bool(p.measured[row])
+            rows += [
+                ResultRow("Kernel", p.names[row], "", "The kernel selected in the table"),
+                ResultRow("  intensity", float(p.intensity[row]), "FLOP/B"),
+                ResultRow("  attainable (roof)", float(p.ceiling[row]), "FLOP/s"),
+                ResultRow("  achieved", float(p.achieved[row]), "FLOP/s",
+                          "FLOPs / measured time" if measured else "No measured time: the kernel sits on the roof"),
+                ResultRow("  fraction of roof", float(p.fraction_of_roof[row]), "%"),
+                ResultRow("  bound", "compute-bound" if p.compute_bound[row] else "memory-bound", ""),
+            ]
+        elif p is not None and len(p):
+            n_compute = int(np.count_nonzero(p.compute_bound))
+            rows.append(ResultRow("Kernels", f"{len(p):,}", "",
+                                  "Select a kernel in the table (or click its point) for its numbers"))
+            rows.append(ResultRow("  memory-bound / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", ""))
+        self.results.set_rows(rows)
+
+    # -- explanation ----------------------------------------------------------------------------
+    def explanation(self) -> str:
+        """The roofline explained (rich text), with the current device's numbers."""
+        parts = []
+        for block in rl.EXPLANATION.strip().split("\n\n"):
+            lines = block.splitlines()
+            items = [ln.strip()[2:] for ln in lines if ln.strip().startswith("- ")]
+            if items:
+                lead = [ln for ln in lines if not ln.strip().startswith("- ") and not ln.startswith("    ")]
+                # continuation lines of a bullet start with four spaces
+                merged: list[str] = []
+                for ln in lines:
+                    t = ln.strip()
+                    if t.startswith("- "):
+                        merged.append(t[2:])
+                    elif ln.startswith("    ") and merged:
+                        merged[-1] += " " + t
+                parts.append(f"<p>{html.escape(' '.join(lead))}</p><ul>"
+                             + "".join(f"<li>{html.escape(i)}</li>" for i in merged) + "</ul>")
+            else:
+                text = html.escape(" ".join(ln.strip() for ln in lines))
+                parts.append(f"<p>{text}</p>")
+        primary = self._devices[0] if self._devices else None
+        if primary is not None and primary.roofs is not None:
+            c, m = primary.compute, primary.memory
+            mode = "2:4 sparse" if c.sparse else "dense"
+            parts.append(
+                f"<p><b>Here:</b> {html.escape(primary.hardware.name)} at {PRECISION_LABELS[self.scenario().precision]} "
+                f"({mode}): {html.escape(_q(c.peak_flops, 'FLOP/s'))} / {html.escape(_q(m.mem_bw, 'B/s'))} = "
+                f"ridge at {html.escape(_q(c.ridge, 'FLOP/B'))}.</p>")
+        return "".join(parts)
+
+    # -- export ---------------------------------------------------------------------------------
+    def chart_for_export(self):
+        return self.chart
+
+    def csv_columns(self):
+        """The roof lines (end points of each segment) and the kernel table, one row each,
+        every numeric header naming its unit."""
+        s = self.scenario()
+        xmin, xmax = self._extent[0], self._extent[1]
+        rows = []
+        for d in self._devices:
+            for roof in d.roofs or ():
+                x, y = roof.segment(xmin, xmax)
+                for xi, yi in zip(x, y, strict=True):
+                    rows.append(("roof", f"{d.hardware.name}: {roof.label}", PRECISION_LABELS[roof.precision],
+                                 "2:4 sparse" if roof.sparse else "dense", float(xi), float(yi),
+                                 None, None, None, None, None, ""))
+        p = self._placements
+        for i, k in enumerate(s.kernels):
+            if p is None:
+                continue
+            rows.append(("kernel", k.name, PRECISION_LABELS[s.precision],
+                         "2:4 sparse" if self._devices[0].compute.sparse else "dense",
+                         float(p.intensity[i]), float(p.ceiling[i]), float(p.achieved[i]),
+                         k.flops, k.bytes, k.time_s, float(p.fraction_of_roof[i]),
+                         "compute" if p.compute_bound[i] else "memory"))
+        headers = ("row", "name", "precision", "sparsity", "intensity (FLOP/B)", "attainable (FLOP/s)",
+                   "achieved (FLOP/s)", "flops (FLOP)", "bytes (B)", "time (s)", "fraction of roof (1)", "bound")
+        if not rows:
+            return None
+        return [(h, [r[i] for r in rows]) for i, h in enumerate(headers)]
+
+    def export_kernels_csv(self, path):
+        """Only the kernel rows (same columns)."""
+        from ui import export
+
+        columns = self.csv_columns() or []
+        keep = [i for i, v in enumerate(columns[0][1]) if v == "kernel"] if columns else []
+        if not keep:
+            raise ValueError("Roofline: no kernels to export")
+        return export.export_csv(path, [(h, [vals[i] for i in keep]) for h, vals in columns])

@@ -1,0 +1,103 @@
+"""Roofline panel at scale: import and draw 10,000 kernels, then redraw after parameter changes.
+
+Not part of the default run (pytest addopts ignores tests/benchmarks). Run with
+``.venv/bin/python -m pytest tests/benchmarks/test_roofline_benchmark.py -s``. Prints the
+times; speed is printed, never asserted. Target: the redraw after a parameter change stays
+under 16 ms median with the panel at 1920x1080.
+
+"Redraw" is everything a person waits for after clicking the sparsity box or picking a
+precision: the undo command, placing 10,000 kernels (``place_many``), the roofs, labels,
+scatter, results and kernel table updates, and a synchronous repaint of the chart.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication
+from PySide6.QtGui import QUndoStack
+
+from ui.catalog import HardwareCatalog
+from ui.panels.roofline import RooflinePanel
+from workbench import roofline as rl
+from workbench.scenarios import RooflineScenario
+
+N_KERNELS = 10_000
+REDRAWS = 40
+
+
+def _write_csv(path, n: int) -> None:
+    rng = np.random.default_rng(1)
+    flops = 10 ** rng.uniform(6, 13, n)
+    intensity = 10 ** rng.uniform(-1.5, 3.8, n)
+    moved = flops / intensity
+    lines = ["name,flops,bytes,time_s"]
+    for i in range(n):
+        t = "" if i % 3 else f"{flops[i] / 1e14 * (1 + i % 7):.6g}"
+        lines.append(f"kernel_{i},{flops[i]:.6g},{moved[i]:.6g},{t}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _paint(panel) -> None:
+    """Deliver the pending updates: the scene's change notice, then the window's paint
+    (the chart is painted once, as on screen)."""
+    QCoreApplication.processEvents()
+    QCoreApplication.processEvents()
+
+
+def test_import_and_redraw_10k_kernels(qtbot, tmp_path, capsys):
+    catalog = HardwareCatalog()
+    panel = RooflinePanel(catalog, RooflineScenario(hardware=("h100-sxm", "b200")), undo_stack=QUndoStack())
+    qtbot.addWidget(panel)
+    panel.resize(1920, 1080)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _paint(panel)
+    path = tmp_path / "kernels.csv"
+    _write_csv(path, N_KERNELS)
+
+    start = time.perf_counter()
+    result = panel.import_kernels_from(path)
+    _paint(panel)
+    import_s = time.perf_counter() - start
+    assert result is not None and len(panel.kernels()) == N_KERNELS
+    assert len(panel.points.data) == N_KERNELS
+
+    timings = {"sparsity toggle": [], "precision change": [], "refresh only": [],
+               "model: with_changes": [], "model: place_many": []}
+    for i in range(REDRAWS):
+        start = time.perf_counter()
+        panel.edit(sparse=not panel.scenario().sparse)
+        _paint(panel)
+        timings["sparsity toggle"].append(time.perf_counter() - start)
+
+        start = time.perf_counter()
+        panel.edit(precision="fp8" if i % 2 == 0 else "bf16")
+        _paint(panel)
+        timings["precision change"].append(time.perf_counter() - start)
+
+        start = time.perf_counter()
+        panel.refresh()
+        timings["refresh only"].append(time.perf_counter() - start)
+
+        # the part of a redraw spent in workbench (validating the scenario, placing kernels)
+        scenario = panel.scenario()
+        start = time.perf_counter()
+        scenario.with_changes(sparse=not scenario.sparse)
+        timings["model: with_changes"].append(time.perf_counter() - start)
+        roof = panel.primary_roofs()[0]
+        start = time.perf_counter()
+        rl.place_many(scenario.kernels, roof.peak_flops, roof.mem_bw)
+        timings["model: place_many"].append(time.perf_counter() - start)
+
+    with capsys.disabled():
+        print(f"\nroofline benchmark, {N_KERNELS:,} kernels, panel {panel.width()}x{panel.height()}, "
+              f"chart {panel.chart.width()}x{panel.chart.height()}")
+        print(f"  import + first draw: {import_s * 1e3:8.1f} ms")
+        for label, values in timings.items():
+            ms = [v * 1e3 for v in values]
+            print(f"  {label:25s} median {statistics.median(ms):6.1f} ms   "
+                  f"min {min(ms):6.1f}   max {max(ms):6.1f}   (n={len(ms)})")
+    panel.shutdown()

@@ -1,0 +1,364 @@
+"""The roofline panel, driven the way a person uses it: pick presets, toggle switches, add and
+import kernels, measure this machine, undo; assertions on what the panel shows and saves."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QUndoStack
+
+from ui.catalog import HardwareCatalog
+from ui.panels.roofline import RooflinePanel
+from workbench import roofline as rl
+from workbench.context import RunContext
+from workbench.kernels import gemm, seed_examples
+from workbench.scenarios import RooflineScenario, scenario_from_json
+
+
+@pytest.fixture
+def catalog(qapp):
+    return HardwareCatalog()
+
+
+@pytest.fixture
+def panel(qtbot, catalog):
+    p = RooflinePanel(catalog, undo_stack=QUndoStack())
+    qtbot.addWidget(p)
+    p.resize(1600, 900)
+    p.show()
+    yield p
+    p.shutdown()
+
+
+def pick(combo, data):
+    """Choose an item the way a person does (activated, not just setCurrentIndex)."""
+    index = combo.findData(data)
+    assert index >= 0, f"{data!r} not in {[combo.itemData(i) for i in range(combo.count())]}"
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+
+
+def series(panel, name_part):
+    return [s for s in panel.chart.series() if name_part in s.name]
+
+
+def compute_roof_y(panel):
+    return float(series(panel, ": ridge")[0].y[-1])
+
+
+def memory_roof(panel):
+    s = series(panel, "bandwidth")[0]
+    return s.x.copy(), s.y.copy()
+
+
+# -- presets, precision, ridge -----------------------------------------------------------------
+def test_switch_preset_and_precision_reads_ridge_label(panel):
+    assert panel.ridge_label_text() == "ridge 295 FLOP/B"  # H100 SXM, BF16 dense
+    assert "dense" in panel.chart.getPlotItem().titleLabel.text
+    pick(panel.precision_combo, "fp8")
+    assert panel.ridge_label_text() == "ridge 591 FLOP/B"
+    pick(panel.hardware_combo, "a100-sxm-80gb")
+    # the A100 has no FP8: the precision falls back to BF16, in the same undo step
+    assert panel.scenario().precision == "bf16"
+    assert [panel.precision_combo.itemData(i) for i in range(panel.precision_combo.count())] == [
+        "fp32", "tf32", "bf16", "fp16"]
+    assert panel.ridge_label_text() == "ridge 153 FLOP/B"
+    assert panel.undo_stack().undoText() == "Change hardware to NVIDIA A100 SXM 80GB (BF16)"
+    panel.undo_stack().undo()
+    assert panel.scenario().primary == "h100-sxm" and panel.scenario().precision == "fp8"
+    assert panel.hardware_combo.currentData() == "h100-sxm"
+    rows = dict((q, (v, u)) for q, v, u in panel.results.rows())
+    assert rows["Ridge point"] == ("591", "FLOP/B")
+    assert rows["Peak compute (FP8, dense)"] == ("1.98", "PFLOP/s")
+
+
+def test_sparsity_doubles_compute_roof_moves_ridge_keeps_memory_roof(panel):
+    dense_peak = compute_roof_y(panel)
+    mem_x, mem_y = memory_roof(panel)
+    slope = mem_y / mem_x
+    assert dense_peak == pytest.approx(989e12)
+    panel.sparse_check.click()
+    assert panel.scenario().sparse is True
+    assert compute_roof_y(panel) == pytest.approx(2 * dense_peak)
+    assert panel.ridge_label_text() == "ridge 590 FLOP/B"
+    new_x, new_y = memory_roof(panel)
+    np.testing.assert_allclose(new_y / new_x, slope)  # same bandwidth: 3.35 TB/s
+    assert new_x[-1] == pytest.approx(2 * mem_x[-1])  # the slope runs on to the new ridge
+    assert "2:4 sparse" in panel.chart.getPlotItem().titleLabel.text
+    assert panel.results.rows()[0][:2] == ("Peak compute (BF16, 2:4 sparse)", "1.98")
+    assert panel.undo_stack().undoText() == "Turn sparsity on"
+
+
+def test_compare_presets_overlay_with_legend(panel):
+    pick(panel.compare_combos[0], "b200")
+    pick(panel.compare_combos[1], "a100-sxm-80gb")
+    pick(panel.compare_combos[2], "rtx-4090")
+    assert panel.scenario().hardware == ("h100-sxm", "b200", "a100-sxm-80gb", "rtx-4090")
+    assert panel.chart.legend_visible()
+    legend = [s for s in panel.chart.series() if s.in_legend]
+    assert len(legend) == 4 and len({s.color for s in legend}) == 4
+    quantities = [r[0] for r in panel.results.rows()]
+    assert "Ridge point, B200" in quantities and "Ridge point, RTX 4090" in quantities
+    pick(panel.compare_combos[1], "")
+    assert panel.scenario().hardware == ("h100-sxm", "b200", "rtx-4090")
+    assert panel.undo_stack().undoText() == "Stop comparing with NVIDIA A100 SXM 80GB"
+
+
+def test_precision_ceilings_drawn_on_request(panel):
+    assert not series(panel, "FP8 peak")
+    panel.ceilings_check.click()
+    names = [s.name for s in panel.chart.series()]
+    assert any("FP8 peak" in n for n in names) and any("FP32 peak" in n for n in names)
+    assert any("TF32 peak" in n for n in names)
+    assert not panel.l2_check.isEnabled()  # no preset lists an L2 bandwidth
+
+
+# -- kernels ----------------------------------------------------------------------------------
+def test_gemm_from_shapes_is_compute_bound_on_h100(panel, qtbot):
+    builder = panel.open_builder()
+    builder.set_kind("gemm")
+    builder.set_values(m=8192, n=8192, k=8192, dtype="bf16")
+    assert "2731 FLOP/B" in builder.preview.text()
+    qtbot.mouseClick(builder.add_button, Qt.MouseButton.LeftButton)
+    (kernel,) = panel.kernels()
+    assert kernel.intensity == pytest.approx(2 * 8192**3 / (3 * 8192**2 * 2))
+    p = panel.placements()
+    assert bool(p.compute_bound[0])
+    model = panel.kernel_model
+    assert model.index(0, model.INTENSITY).data() == "2731 FLOP/B"
+    assert model.index(0, model.BOUND).data() == "compute"
+    assert model.index(0, model.FRACTION).data() == "100%"
+    assert "compute-bound" in model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    panel.select_kernel(0)
+    rows = dict((q, (v, u)) for q, v, u in panel.results.rows())
+    assert rows["  bound"][0] == "compute-bound"
+    assert rows["  intensity"] == ("2731", "FLOP/B")
+    assert panel.chart.operating_point()[:2] == pytest.approx((kernel.intensity, 989e12))
+    # a skinny GEMM is memory-bound
+    builder.set_values(m=16, n=8192, k=8192)
+    builder.add()
+    assert not bool(panel.placements().compute_bound[1])
+
+
+def test_kernel_edits_are_one_undo_step_each(panel):
+    stack = panel.undo_stack()
+    panel.seed_examples()
+    assert len(panel.kernels()) == 5 and stack.undoText() == "Add example kernels"
+    panel.add_kernel(gemm(4096, 4096, 4096))
+    panel.add_kernel(gemm(1024, 1024, 1024))
+    assert stack.count() == 3  # no merging of kernel edits
+    model = panel.kernel_model
+    assert model.setData(model.index(6, model.TIME), "1.5 ms")
+    assert panel.kernels()[6].time_s == pytest.approx(1.5e-3)
+    assert stack.undoText() == "Edit kernel 'GEMM 1024x1024x1024 BF16'"
+    achieved = panel.placements().achieved[6]
+    assert achieved == pytest.approx(2 * 1024**3 / 1.5e-3)
+    assert not model.setData(model.index(6, model.FLOPS), "lots")  # rejected, nothing pushed
+    assert "flops" in panel.status_text().lower()
+    panel.select_kernel(0)
+    panel.remove_selected_kernels()
+    assert len(panel.kernels()) == 6 and stack.undoText().startswith("Remove kernel 'elementwise")
+    stack.undo()
+    stack.undo()
+    assert len(panel.kernels()) == 7 and panel.kernels()[6].time_s is None
+    assert stack.count() == 5
+
+
+def test_points_are_one_scatter_item_coloured_by_bound(panel):
+    panel.seed_examples()
+    data = panel.points.data
+    assert len(data) == 5
+    p = panel.placements()
+    np.testing.assert_allclose(10 ** data["x"], p.intensity)
+    np.testing.assert_allclose(10 ** data["y"], p.achieved)
+    colors = {b.color().name() for b in data["brush"]}
+    assert colors == {"#0072b2", "#e69f00"}  # memory- and compute-bound
+
+
+def test_import_csv_lists_bad_row_and_plots_the_rest(panel, tmp_path):
+    path = tmp_path / "kernels.csv"
+    path.write_text("name,flops,bytes,time_s\n"
+                    "gemm,1.1e12,4.0e8,0.0015\n"
+                    "softmax,not-a-number,1e9,\n"
+                    "add,6.7e7,4.0e8,\n", encoding="utf-8")
+    result = panel.import_kernels(path)
+    assert [k.name for k in panel.kernels()] == ["gemm", "add"]
+    assert len(panel.last_import_errors) == 1
+    assert panel.last_import_errors[0].startswith("line 3: softmax")
+    assert panel.import_error_texts() == panel.last_import_errors
+    assert panel.import_errors_box.isVisible()
+    assert len(result.errors) == 1
+    assert len(panel.points.data) == 2
+    assert panel.undo_stack().undoText() == "Import 2 kernels from kernels.csv"
+    # gemm has a measured time: it sits below its roof
+    p = panel.placements()
+    assert p.achieved[0] == pytest.approx(1.1e12 / 0.0015)
+    assert p.fraction_of_roof[0] < 1
+
+
+def test_import_ncu_export(panel, tmp_path):
+    path = tmp_path / "ncu.csv"
+    path.write_text(
+        '==PROF== Connected to process 1\n'
+        '"ID","Kernel Name","dram__bytes.sum","gpu__time_duration.sum",'
+        '"sm__sass_thread_inst_executed_op_ffma_pred_on.sum"\n'
+        '"","","byte","nsecond","inst"\n'
+        '"0","sgemm","1,000,000","2,000","50,000,000"\n'
+        '"1","bad","0","1,000","10"\n', encoding="utf-8")
+    panel.import_kernels_from(path)
+    assert [k.name for k in panel.kernels()] == ["sgemm"]
+    assert panel.kernels()[0].flops == pytest.approx(1e8)
+    assert len(panel.last_import_errors) == 1 and "bad" in panel.last_import_errors[0]
+
+
+def test_import_unreadable_file_says_why(panel, tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("foo,bar\n1,2\n", encoding="utf-8")
+    assert panel.import_kernels_from(path) is None
+    assert "missing" in panel.last_import_errors[0]
+    assert panel.kernels() == ()
+
+
+# -- measure this machine ---------------------------------------------------------------------
+def test_measure_this_machine_adds_and_selects_preset(panel, qtbot, catalog):
+    panel.measure_size = "tiny"
+    with qtbot.waitSignal(panel.measurement.finished, timeout=20_000):
+        qtbot.mouseClick(panel.measure_button, Qt.MouseButton.LeftButton)
+        assert not panel.measure_button.isEnabled()
+        assert panel.measure_progress.isVisible() and panel.measure_cancel.isVisible()
+    assert "this-machine" in catalog
+    hw = catalog.get("this-machine")
+    assert hw.name == "This machine (measured)"
+    assert "STREAM triad" in hw.memory[0].source and "matmul" in hw.compute[0].source
+    assert panel.scenario().primary == "this-machine"
+    assert panel.scenario().precision == "fp32"  # the measured preset has FP32 and FP64
+    assert panel.hardware_combo.currentData() == "this-machine"
+    assert panel.hardware_combo.findData("this-machine") >= 0
+    assert "Measured" in panel.measure_status.text()
+    assert panel.measure_button.isEnabled() and not panel.measure_progress.isVisible()
+    assert not panel.measurement.is_running()
+
+
+def test_measurement_can_be_cancelled(panel, qtbot, catalog):
+    panel.measure_size = "normal"
+    with qtbot.waitSignal(panel.measurement.finished, timeout=60_000):
+        panel.start_measurement()
+        qtbot.mouseClick(panel.measure_cancel, Qt.MouseButton.LeftButton)
+    assert "this-machine" not in catalog
+    assert "cancelled" in panel.measure_status.text()
+
+
+# -- context, hover, explanation, comparison, persistence, export ------------------------------
+def test_context_maps_hardware_precision_sparsity_without_undo(panel):
+    stack = panel.undo_stack()
+    panel.apply_context(RunContext(hardware="b200", precision="fp8", sparse=True))
+    s = panel.scenario()
+    assert (s.primary, s.precision, s.sparse) == ("b200", "fp8", True)
+    assert stack.count() == 0
+    panel.apply_context(RunContext(hardware="tpu-v4", precision="fp8"))  # TPU v4 has only BF16
+    assert (panel.scenario().primary, panel.scenario().precision) == ("tpu-v4", "bf16")
+    panel.apply_context(RunContext(hardware="no-such-gpu", precision="bf16"))
+    assert panel.scenario().primary == "tpu-v4"
+
+
+def test_hover_reads_intensity_and_attainable(panel):
+    vb = panel.chart.getPlotItem().getViewBox()
+    scene_pos = vb.mapViewToScene(QPointF(1.0, 13.0))  # 10 FLOP/B, 10 TFLOP/s
+    x, y = panel.chart.hover_at_scene(scene_pos)
+    assert x == pytest.approx(10.0)
+    text = panel.hover_text(x, y)
+    assert "intensity 10 FLOP/B" in text
+    assert "H100 SXM attainable 33.5 TFLOP/s (memory-bound)" in text
+
+
+def test_explanation_is_one_click_away(panel, qtbot):
+    text = panel.explanation()
+    assert "ridge" in text and "fuse" in text.lower() and "attention" in text.lower()
+    assert "295 FLOP/B" in text
+    panel.action_explain.trigger()
+    box = panel._explain_box
+    assert box is not None and box.isVisible() and not box.isModal()
+    assert "295 FLOP/B" in box.text()
+    box.close()
+    panel.action_explain.trigger()  # again: the same dialog comes back, not a second one
+    assert panel._explain_box is box and box.isVisible()
+
+
+def test_compare_saved_scenarios(panel):
+    saved = RooflineScenario(hardware=("a100-sxm-80gb",), kernels=tuple(seed_examples()))
+    panel.set_comparison([("A100 baseline", saved)])
+    legend = [s.name for s in panel.chart.series() if s.in_legend]
+    assert any(n.startswith("A100 baseline (saved") for n in legend)
+    assert len(panel.compared_points.data) == 5
+    panel.clear_comparison()
+    assert len(panel.compared_points.data) == 0
+    assert not any("saved" in s.name for s in panel.chart.series())
+
+
+def test_scenario_round_trips_through_json(panel, qtbot, catalog):
+    pick(panel.hardware_combo, "b200")
+    pick(panel.compare_combos[0], "h100-sxm")
+    pick(panel.precision_combo, "fp8")
+    panel.sparse_check.click()
+    panel.seed_examples()
+    text = panel.scenario().to_json()
+    reopened = RooflinePanel(catalog, scenario_from_json(text))
+    qtbot.addWidget(reopened)
+    assert reopened.scenario() == panel.scenario()
+    assert reopened.hardware_combo.currentData() == "b200"
+    assert reopened.compare_combos[0].currentData() == "h100-sxm"
+    assert reopened.precision_combo.currentData() == "fp8"
+    assert reopened.sparse_check.isChecked()
+    assert reopened.ridge_label_text() == panel.ridge_label_text()
+    assert json.loads(text)["kind"] == "roofline"
+
+
+def test_csv_export_has_roofs_and_kernels_with_units(panel, tmp_path):
+    panel.seed_examples()
+    path = panel.export_to("csv", tmp_path / "roofline.csv")
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    header = list(rows[0])
+    assert "intensity (FLOP/B)" in header and "achieved (FLOP/s)" in header
+    kernels = [r for r in rows if r["row"] == "kernel"]
+    roofs = [r for r in rows if r["row"] == "roof"]
+    assert len(kernels) == 5 and len(roofs) == 4  # two end points each of two roofs
+    gemm_row = next(r for r in kernels if r["name"].startswith("GEMM"))
+    assert float(gemm_row["intensity (FLOP/B)"]) == pytest.approx(8192 / 3)
+    assert gemm_row["bound"] == "compute"
+    png = panel.export_to("png", tmp_path / "roofline.png", width_px=800)
+    assert png.stat().st_size > 1000
+
+
+def test_ridge_values_come_from_the_model(panel):
+    hw = panel.catalog.get("h100-sxm")
+    assert panel.primary_roofs()[0].ridge == pytest.approx(rl.ridge_point(hw.peak_flops("bf16"), hw.mem_bw))
+
+
+def test_fast_scatter_matches_pyqtgraph_set_data(qtbot):
+    """KernelScatter.set_points fills pyqtgraph's own record array like setData would."""
+    import pyqtgraph as pg
+
+    from ui.panels.roofline import KernelScatter
+
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(-1, 4, 50), rng.uniform(10, 15, 50)
+    classes = (x > 2).astype(int)
+    brushes = [pg.mkBrush("#0072B2"), pg.mkBrush("#E69F00")]
+    pen = pg.mkPen("w")
+    fast = KernelScatter(pxMode=True)
+    fast.set_points(x, y, classes, brushes, pen, size=9)
+    slow = KernelScatter(pxMode=True, size=9, symbol="o")
+    brush_arr = np.empty(2, dtype=object)
+    brush_arr[:] = brushes
+    slow.setData(x=x, y=y, brush=brush_arr[classes], pen=pen, size=9, symbol="o", data=np.arange(50))
+    for field in ("x", "y", "data", "visible"):
+        np.testing.assert_array_equal(fast.data[field], slow.data[field])
+    assert [b.color().name() for b in fast.data["brush"]] == [b.color().name() for b in slow.data["brush"]]
+    assert all(r["w"] > 0 for r in fast.data["sourceRect"])
+    np.testing.assert_array_equal(fast.data["size"], np.full(50, 9.0))
+    assert fast.fragmentAtlas.maxWidth == pytest.approx(slow.fragmentAtlas.maxWidth)

@@ -1,0 +1,520 @@
+"""The roofline panel's kernels: the editable table, the kernel builder, file import.
+
+- :class:`KernelTableModel` shows the scenario's kernels with their placement under the primary
+  roof (intensity, roof, achieved, fraction of roof, bound). It never changes the scenario:
+  an edit is parsed here and handed to the panel as ``kernelEdited(row, Kernel)``, and the panel
+  pushes it as one undo step; the table then shows the new scenario.
+- :class:`KernelBuilderDialog` makes kernels from shapes with ``workbench.kernels`` (GEMM,
+  elementwise, layer norm, unfused and fused attention, or plain counts).
+- :func:`read_kernel_file` reads a plain kernel CSV or an Nsight Compute ``--csv`` export.
+
+Every count comes from ``workbench``; this module only parses and formats at the edge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui import theme as th
+from ui.widgets.quantity_edit import IntField, QuantityField
+from workbench import kernels as wk
+from workbench import units
+from workbench.hardware import PRECISION_LABELS, PRECISIONS
+from workbench.kernel_import import ImportResult, parse_kernel_csv, parse_ncu_csv
+from workbench.kernels import Kernel
+from workbench.roofline import Placements
+
+#: Largest kernel file read (a 10,000-kernel CSV is well under 1 MiB).
+MAX_IMPORT_BYTES = 64 * 2**20
+
+
+# -- import ---------------------------------------------------------------------------------
+def looks_like_ncu(text: str) -> bool:
+    """An Nsight Compute CSV export starts its table with an "ID" column and has "Kernel Name"."""
+    for line in text.splitlines()[:200]:
+        s = line.lstrip()
+        if s.startswith('"ID"') or s.startswith("ID,"):
+            return "kernel name" in s.lower()
+    return False
+
+
+def read_kernel_file(path) -> tuple[ImportResult, str]:
+    """Read kernels from ``path``: (result, format name). A plain CSV (name, flops, bytes
+    [, time_s]) or an ``ncu --csv`` export, told apart by the header. Raises ``ValueError``
+    (a file that cannot be read as either) or ``OSError``."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_IMPORT_BYTES:
+        raise ValueError(f"{path.name} is {size / 2**20:.0f} MiB; kernel files over "
+                         f"{MAX_IMPORT_BYTES // 2**20} MiB are not read")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            text = raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise ValueError(f"{path.name} is not a text file (not UTF-8 or UTF-16)") from None
+    if looks_like_ncu(text):
+        return parse_ncu_csv(text), "Nsight Compute CSV"
+    return parse_kernel_csv(text), "kernel CSV"
+
+
+# -- the table ------------------------------------------------------------------------------
+class KernelTableModel(QAbstractTableModel):
+    """Kernels and their placements; name, FLOPs, bytes and time are editable."""
+
+    #: (header, unit used to parse and format, editable)
+    COLUMNS = (
+        ("Name", "", True),
+        ("FLOPs", "FLOP", True),
+        ("Bytes moved", "B", True),
+        ("Time", "s", True),
+        ("Intensity", "FLOP/B", False),
+        ("Roof", "FLOP/s", False),
+        ("Achieved", "FLOP/s", False),
+        ("Of roof", "%", False),
+        ("Bound", "", False),
+    )
+    NAME, FLOPS, BYTES, TIME, INTENSITY, ROOF, ACHIEVED, FRACTION, BOUND = range(9)
+    TOOLTIPS = (
+        "Kernel name (double-click to edit)",
+        "Floating-point operations the kernel does (a multiply-add is 2)",
+        "Bytes moved to and from device memory",
+        "Measured run time (optional); blank places the kernel on the roof",
+        "Arithmetic intensity: FLOPs per byte moved",
+        "Attainable FLOP/s at this intensity on the primary device",
+        "FLOPs / measured time (the roof itself without a time)",
+        "Achieved / roof",
+        "Memory-bound (left of the ridge) or compute-bound",
+    )
+
+    #: (row, new Kernel) after the user edits a cell; the panel applies it
+    kernelEdited = Signal(int, object)
+    #: a cell edit that could not be read, with what to fix
+    editRejected = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._kernels: tuple[Kernel, ...] = ()
+        self._placements: Placements | None = None
+        self._colors = (QColor(th.MEMORY_BOUND), QColor(th.COMPUTE_BOUND))
+
+    # -- content ------------------------------------------------------------------------------
+    def set_kernels(self, kernels: tuple[Kernel, ...], placements: Placements | None) -> None:
+        """Show ``kernels``; only the computed columns change when the kernels are the same."""
+        kernels = tuple(kernels)
+        same = len(kernels) == len(self._kernels) and (kernels is self._kernels or kernels == self._kernels)
+        self._placements = placements if placements is not None and len(placements) == len(kernels) else None
+        if same:
+            self._kernels = kernels
+            if kernels:
+                self.dataChanged.emit(self.index(0, self.TIME), self.index(len(kernels) - 1, self.BOUND))
+            return
+        self.beginResetModel()
+        self._kernels = kernels
+        self.endResetModel()
+
+    def kernels(self) -> tuple[Kernel, ...]:
+        return self._kernels
+
+    def placements(self) -> Placements | None:
+        return self._placements
+
+    def set_theme(self, theme: th.Theme) -> None:
+        self._colors = (theme.color("memory_bound"), theme.color("compute_bound"))
+
+    # -- Qt model API -------------------------------------------------------------------------
+    def rowCount(self, parent=QModelIndex()):  # noqa: N802, B008 - Qt naming and signature
+        return 0 if parent.isValid() else len(self._kernels)
+
+    def columnCount(self, parent=QModelIndex()):  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self.COLUMNS[section][0]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return self.TOOLTIPS[section]
+        elif role == Qt.ItemDataRole.DisplayRole:
+            return str(section + 1)
+        return None
+
+    def flags(self, index):
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.isValid() and self.COLUMNS[index.column()][2]:
+            base |= Qt.ItemFlag.ItemIsEditable
+        return base
+
+    def _raw(self, row: int, col: int):
+        """The cell's value in SI units (or text); None when there is none."""
+        k = self._kernels[row]
+        p = self._placements
+        if col == self.NAME:
+            return k.name
+        if col == self.FLOPS:
+            return k.flops
+        if col == self.BYTES:
+            return k.bytes
+        if col == self.TIME:
+            return k.time_s
+        if p is None:
+            return k.intensity if col == self.INTENSITY else None
+        if col == self.INTENSITY:
+            return float(p.intensity[row])
+        if col == self.ROOF:
+            return float(p.ceiling[row])
+        if col == self.ACHIEVED:
+            return float(p.achieved[row])
+        if col == self.FRACTION:
+            return float(p.fraction_of_roof[row])
+        if col == self.BOUND:
+            return "compute" if p.compute_bound[row] else "memory"
+        return None
+
+    def _text(self, row: int, col: int, digits: int = 3) -> str:
+        value = self._raw(row, col)
+        if value is None:
+            return "–" if col != self.TIME else ""
+        if isinstance(value, str):
+            return value
+        unit = self.COLUMNS[col][1]
+        try:
+            return units.format_quantity(value, unit, digits=digits)
+        except ValueError:
+            return f"{value:.{digits}g} {unit}".strip()
+
+    def tooltip(self, row: int) -> str:
+        """What one kernel's point says: its numbers and where it sits."""
+        k = self._kernels[row]
+        lines = [k.name,
+                 f"intensity {self._text(row, self.INTENSITY)}",
+                 f"FLOPs {self._text(row, self.FLOPS)}, bytes {self._text(row, self.BYTES)}"]
+        if self._placements is not None:
+            p = self._placements
+            achieved = "measured" if p.measured[row] else "on the roof (no measured time)"
+            lines += [f"roof {self._text(row, self.ROOF)}",
+                      f"achieved {self._text(row, self.ACHIEVED)} ({achieved})",
+                      f"{self._text(row, self.FRACTION)} of roof, {self._text(row, self.BOUND)}-bound"]
+        return "\n".join(lines)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or index.row() >= len(self._kernels):
+            return None
+        row, col = index.row(), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(row, col)
+        if role == Qt.ItemDataRole.EditRole:
+            return self._text(row, col, digits=6)
+        if role == Qt.ItemDataRole.UserRole:  # sort key
+            value = self._raw(row, col)
+            return -1.0 if value is None else value
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if col in (self.NAME, self.BOUND):
+                return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.tooltip(row)
+        if role == Qt.ItemDataRole.DecorationRole and col == self.NAME and self._placements is not None:
+            return self._colors[1 if self._placements.compute_bound[row] else 0]
+        if role == Qt.ItemDataRole.ForegroundRole and col == self.BOUND and self._placements is not None:
+            return QBrush(self._colors[1 if self._placements.compute_bound[row] else 0])
+        return None
+
+    def setData(self, index, value, role=Qt.ItemDataRole.EditRole):  # noqa: N802
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        row, col = index.row(), index.column()
+        text = str(value).strip()
+        if text == self._text(row, col, digits=6).strip():
+            return False  # opened and closed the editor: no edit
+        kernel = self._kernels[row]
+        header, unit, editable = self.COLUMNS[col]
+        if not editable:
+            return False
+        try:
+            if col == self.NAME:
+                new = replace(kernel, name=text)
+            elif col == self.TIME and not text:
+                new = replace(kernel, time_s=None)
+            else:
+                number = units.parse_quantity(text, unit, name=header.lower())
+                field = {self.FLOPS: "flops", self.BYTES: "bytes", self.TIME: "time_s"}[col]
+                new = replace(kernel, **{field: number})
+        except ValueError as exc:
+            self.editRejected.emit(f"{kernel.name}: {exc}")
+            return False
+        if new == kernel:
+            return False
+        self.kernelEdited.emit(row, new)
+        return True
+
+
+class KernelSortProxy(QSortFilterProxyModel):
+    """Sorts by the model's numeric values (UserRole), not the formatted text."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSortRole(Qt.ItemDataRole.UserRole)
+
+    def lessThan(self, left, right):  # noqa: N802 - Qt naming
+        a, b = left.data(self.sortRole()), right.data(self.sortRole())
+        if isinstance(a, str) or isinstance(b, str):
+            return str(a).lower() < str(b).lower()
+        return float(a) < float(b)
+
+
+class KernelTableView(QTableView):
+    """The kernel table: fixed row heights (fast with 10,000 rows), sortable, multi-select."""
+
+    deleteRequested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("kernelTable")
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                             | QAbstractItemView.EditTrigger.EditKeyPressed
+                             | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setSortingEnabled(True)
+        vh = self.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
+        vh.setVisible(False)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+    def set_column_widths(self) -> None:
+        fm = self.fontMetrics()
+        widths = (40, 10, 10, 9, 12, 12, 12, 7, 9)  # characters
+        for col, chars in enumerate(widths):
+            self.setColumnWidth(col, fm.horizontalAdvance("0") * chars + 12)
+
+    def keyPressEvent(self, event):  # noqa: N802 - Qt naming
+        if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.state() != QAbstractItemView.State.EditingState:
+            self.deleteRequested.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+# -- the builder ----------------------------------------------------------------------------
+#: kind -> (title, [(parameter, label, default)])
+BUILDERS: dict[str, tuple[str, list[tuple[str, str, int]]]] = {
+    "gemm": ("GEMM (matrix multiply)", [("m", "M (rows of A)", 8192), ("n", "N (columns of B)", 8192),
+                                        ("k", "K (inner dimension)", 8192)]),
+    "elementwise": ("Elementwise op", [("n_elements", "Elements", 1 << 26), ("reads", "Input tensors", 2),
+                                       ("writes", "Output tensors", 1), ("flops_per_element", "FLOPs per element", 1)]),
+    "layer_norm": ("Layer norm", [("rows", "Rows (tokens)", 32768), ("cols", "Columns (width)", 8192)]),
+    "attention_unfused": ("Attention, unfused (Q Kᵀ, softmax, P V)",
+                          [("batch", "Batch", 8), ("heads", "Heads", 32), ("seq_len", "Sequence length", 4096),
+                           ("head_dim", "Head size", 128)]),
+    "attention_fused": ("Attention, fused (FlashAttention-style)",
+                        [("batch", "Batch", 8), ("heads", "Heads", 32), ("seq_len", "Sequence length", 4096),
+                         ("head_dim", "Head size", 128)]),
+    "custom": ("Counts (FLOPs and bytes)", []),
+}
+_BUILDER_FUNCS = {
+    "gemm": wk.gemm,
+    "elementwise": wk.elementwise,
+    "layer_norm": wk.layer_norm,
+    "attention_unfused": wk.attention_unfused,
+    "attention_fused": wk.attention_fused,
+}
+
+
+class KernelBuilderDialog(QDialog):
+    """Build kernels from shapes. "Add" emits ``kernelBuilt`` and keeps the dialog open, so a
+    few classic kernels are placed in seconds; "Close" closes it. Non-modal."""
+
+    kernelBuilt = Signal(object)  # Kernel
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("kernelBuilder")
+        self.setWindowTitle("Add kernel from shapes")
+        self.setModal(False)
+        self.kind_combo = QComboBox(self)
+        self.kind_combo.setObjectName("builderKind")
+        for kind, (title, _params) in BUILDERS.items():
+            self.kind_combo.addItem(title, kind)
+        self.dtype_combo = QComboBox(self)
+        self.dtype_combo.setObjectName("builderDtype")
+        for p in PRECISIONS:
+            self.dtype_combo.addItem(PRECISION_LABELS[p], p)
+        self.dtype_combo.setCurrentIndex(self.dtype_combo.findData("bf16"))
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setObjectName("builderName")
+        self.name_edit.setPlaceholderText("automatic")
+        self.time_field = QuantityField("s", self, label="Measured time", minimum=0, min_inclusive=False)
+        self.time_field.setObjectName("builderTime")
+        self.time_field.edit.setPlaceholderText("optional, e.g. 1.2 ms")
+
+        self.fields: dict[str, dict[str, QuantityField]] = {}
+        self.pages = QStackedWidget(self)
+        for kind, (_title, params) in BUILDERS.items():
+            page = QWidget(self.pages)
+            form = QFormLayout(page)
+            form.setContentsMargins(0, 0, 0, 0)
+            form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            fields: dict[str, QuantityField] = {}
+            if kind == "custom":
+                for name, label, unit in (("flops", "FLOPs", "FLOP"), ("bytes", "Bytes moved", "B")):
+                    f = QuantityField(unit, page, label=label, minimum=0, min_inclusive=False)
+                    f.setValue(1e9)
+                    fields[name] = f
+                    form.addRow(label, f)
+            else:
+                for name, label, default in params:
+                    f = IntField(page, label=label, minimum=0 if name in ("reads", "writes") else 1)
+                    f.setValue(default)
+                    fields[name] = f
+                    form.addRow(label, f)
+            for name, f in fields.items():
+                f.setObjectName(f"builder.{kind}.{name}")
+                f.edit.textChanged.connect(self._update_preview)
+            self.fields[kind] = fields
+            self.pages.addWidget(page)
+
+        self.preview = QLabel(self)
+        self.preview.setObjectName("builderPreview")
+        self.preview.setWordWrap(True)
+        self.preview.setTextFormat(Qt.TextFormat.PlainText)
+        self.message = QLabel(self)
+        self.message.setObjectName("builderMessage")
+        self.message.setWordWrap(True)
+
+        top = QFormLayout()
+        top.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        top.addRow("Kernel", self.kind_combo)
+        top.addRow("Data type", self.dtype_combo)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.pages)
+        rest = QFormLayout()
+        rest.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        rest.addRow("Name", self.name_edit)
+        rest.addRow("Measured time", self.time_field)
+        layout.addLayout(rest)
+        layout.addWidget(self.preview)
+        layout.addWidget(self.message)
+        buttons = QDialogButtonBox(self)
+        self.add_button = QPushButton("Add", self)
+        self.add_button.setObjectName("builderAdd")
+        self.add_button.setDefault(True)
+        self.add_button.setToolTip("Add this kernel to the table and keep the dialog open for the next one")
+        buttons.addButton(self.add_button, QDialogButtonBox.ButtonRole.ActionRole)
+        close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        close.clicked.connect(self.close)
+        self.add_button.clicked.connect(self.add)
+        layout.addWidget(buttons)
+
+        self.kind_combo.currentIndexChanged.connect(self._kind_changed)
+        self.dtype_combo.currentIndexChanged.connect(self._update_preview)
+        self.name_edit.textChanged.connect(self._update_preview)
+        self.time_field.edit.textChanged.connect(self._update_preview)
+        self._kind_changed()
+
+    # -- driving it (people and tests) -----------------------------------------------------
+    def kind(self) -> str:
+        return self.kind_combo.currentData()
+
+    def set_kind(self, kind: str) -> None:
+        index = self.kind_combo.findData(kind)
+        if index < 0:
+            raise ValueError(f"kernel kind must be one of {', '.join(BUILDERS)}, got {kind!r}")
+        self.kind_combo.setCurrentIndex(index)
+
+    def set_values(self, *, dtype: str | None = None, name: str | None = None, time_s: float | None = None,
+                   **params: float) -> None:
+        """Fill the current kind's fields (``m=4096``...), the data type, name and time."""
+        if dtype is not None:
+            index = self.dtype_combo.findData(dtype)
+            if index < 0:
+                raise ValueError(f"dtype must be one of {', '.join(PRECISIONS)}, got {dtype!r}")
+            self.dtype_combo.setCurrentIndex(index)
+        if name is not None:
+            self.name_edit.setText(name)
+        if time_s is not None:
+            self.time_field.setValue(time_s)
+        fields = self.fields[self.kind()]
+        for key, value in params.items():
+            if key not in fields:
+                raise ValueError(f"{self.kind()} has no parameter {key!r}; it has {', '.join(fields)}")
+            fields[key].setValue(value)
+        self._update_preview()
+
+    def kernel(self) -> Kernel:
+        """The kernel the fields describe; ``ValueError`` says what to fix."""
+        kind = self.kind()
+        values = {}
+        for key, f in self.fields[kind].items():
+            values[key] = f.edit.parse(f.edit.text())
+        time_text = self.time_field.edit.text().strip()
+        time_s = self.time_field.edit.parse(time_text) if time_text else None
+        name = self.name_edit.text().strip() or None
+        if kind == "custom":
+            return Kernel(name=name or "custom kernel", flops=values["flops"], bytes=values["bytes"], time_s=time_s)
+        ints = {k: int(v) for k, v in values.items()}
+        kernel = _BUILDER_FUNCS[kind](dtype=self.dtype_combo.currentData(), name=name, **ints)
+        return replace(kernel, time_s=time_s) if time_s is not None else kernel
+
+    def add(self) -> Kernel | None:
+        """Build and emit the kernel (the "Add" button); None with the reason shown if it fails."""
+        try:
+            kernel = self.kernel()
+        except ValueError as exc:
+            self._show_message(str(exc), error=True)
+            return None
+        self.kernelBuilt.emit(kernel)
+        self._show_message(f"Added '{kernel.name}'", error=False)
+        return kernel
+
+    # -- internals -------------------------------------------------------------------------
+    def _kind_changed(self, *_args) -> None:
+        self.pages.setCurrentIndex(self.kind_combo.currentIndex())
+        self.dtype_combo.setEnabled(self.kind() != "custom")
+        self._update_preview()
+
+    def _show_message(self, text: str, error: bool) -> None:
+        color = th.current_theme().error if error else th.current_theme().muted
+        self.message.setStyleSheet(f"color: {color};")
+        self.message.setText(text)
+
+    def _update_preview(self, *_args) -> None:
+        try:
+            k = self.kernel()
+        except ValueError as exc:
+            self.preview.setText(f"({exc})")
+            return
+        self.message.clear()
+        self.preview.setText(
+            f"{k.name}\n{units.format_quantity(k.flops, 'FLOP')}, {units.format_quantity(k.bytes, 'B')} moved: "
+            f"intensity {units.format_quantity(k.intensity, 'FLOP/B')}"
+        )
