@@ -415,6 +415,40 @@ class Project:
         self._session.rollback()
         return {k: v for k, v in rows}
 
+    #: Metadata keys the file manages itself; :meth:`set_meta` refuses them.
+    RESERVED_META_KEYS = frozenset({"schema_version", "app_version", "created"})
+
+    def get_meta(self, key: str) -> str | None:
+        """The metadata value stored under ``key`` (e.g. "workspace"), or None."""
+        self._check_open()
+        value = self._session.execute(
+            select(MetadataEntry.value).where(MetadataEntry.key == key)).scalar_one_or_none()
+        self._session.rollback()
+        return value
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key`` in the metadata table (marks the project dirty).
+
+        For application state that belongs to the document, such as the window's workspace
+        JSON. The file's own keys (schema_version, app_version, created) are refused.
+        """
+        self._check_open()
+        if not isinstance(key, str) or not key.strip() or len(key) > 64:
+            raise ValueError(f"metadata key must be 1 to 64 characters, got {key!r}")
+        if key in self.RESERVED_META_KEYS:
+            raise ValueError(f"metadata key {key!r} is managed by the project file")
+        if not isinstance(value, str):
+            raise TypeError(f"metadata value must be text, got {type(value).__name__}")
+        row = self._session.get(MetadataEntry, key)
+        if row is not None and row.value == value:
+            self._session.rollback()
+            return
+        if row is None:
+            self._session.add(MetadataEntry(key=key, value=value))
+        else:
+            row.value = value
+        self._mutated()
+
     def _check_open(self) -> None:
         if self._closed:
             raise ProjectError(self._path, "the project is closed", "open it again")

@@ -4,6 +4,9 @@
     scaling-workbench PROJECT          the GUI on PROJECT
     scaling-workbench new PROJECT      create a project with the built-in presets and samples
     scaling-workbench list PROJECT     print the saved scenarios, "kind<TAB>name" one a line
+    scaling-workbench export PROJECT --scenario NAME [--kind KIND] [--png F] [--width PX]
+                                       [--svg F] [--csv F]
+                                       render a saved scenario headless and write the files
     scaling-workbench --version
 
 A first argument that is a sub-command name ("new", "list", "export") is the sub-command;
@@ -95,12 +98,54 @@ def _add_list(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_cmd_list)
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    # Qt is imported inside ui.headless only once the arguments are known to be sound.
+    from pathlib import Path
+
+    from ui.headless import ExportRequest, HeadlessError, ensure_platform, export_scenario
+
+    ensure_platform()  # before anything imports Qt
+    request = ExportRequest(
+        project=Path(args.project), scenario=args.scenario, kind=args.kind,
+        png=Path(args.png) if args.png else None, width_px=args.width,
+        svg=Path(args.svg) if args.svg else None, csv=Path(args.csv) if args.csv else None,
+        background=args.background,
+    )
+    try:
+        written = export_scenario(request)
+    except HeadlessError as exc:
+        return _fail(str(exc))
+    for path in written:
+        print(f"wrote {_one_line(str(path))}")
+    return EXIT_OK
+
+
+def _add_export(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "export", help="render a saved scenario headless and write PNG, SVG and/or CSV files",
+        description="Render the chart of a saved scenario without a window (Qt's offscreen platform) "
+                    "and write it as PNG (the scenario embedded) and/or SVG, and its numbers as CSV. "
+                    "The project file is opened read-only and never modified.",
+    )
+    parser.add_argument("project", help="the project file")
+    parser.add_argument("--scenario", required=True, metavar="NAME", help="name of the saved scenario")
+    parser.add_argument("--kind", help="the scenario's panel (roofline, collective, allreduce, scaling, power) "
+                                       "when the name is used by several")
+    parser.add_argument("--png", metavar="FILE", help="write the chart as a PNG image")
+    parser.add_argument("--width", type=int, default=1920, metavar="PX", help="PNG width in pixels (default 1920)")
+    parser.add_argument("--svg", metavar="FILE", help="write the chart as an SVG drawing")
+    parser.add_argument("--csv", metavar="FILE", help="write the chart's numbers as CSV (units in the headers)")
+    parser.add_argument("--background", choices=("white", "transparent"), default="white",
+                        help="PNG/SVG background (default white)")
+    parser.set_defaults(handler=_cmd_export)
+
+
 # Sub-commands by name: each adds its parser (which sets ``handler``) to the subparsers.
-# The headless ``export`` command plugs in here: write ``_add_export`` (its handler may
-# import Qt inside it, with QT_QPA_PLATFORM=offscreen) and add "export": _add_export.
+# ``export`` imports Qt only inside its handler (ui.headless), with QT_QPA_PLATFORM=offscreen.
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "new": _add_new,
     "list": _add_list,
+    "export": _add_export,
 }
 
 

@@ -1,14 +1,1195 @@
-"""The main window: docked panels around a shared context."""
+"""The main window: docked panels around a shared context, the project workflow, undo, export.
+
+::
+
+    +--------------------------------------------------------------------------------+
+    | File  Edit  View  Export  Hardware  Help                                       |
+    | Hardware [H100 SXM v]  GPUs [512]  Precision [BF16 v] [ ] sparse  ...          |  context toolbar
+    +-----------+--------------------------------------------------------------------+
+    | Scenarios | [Roofline] [Collectives] [All-reduce] [Scaling and MFU] [Power]    |  tabbed docks
+    | browser   |                                                                    |
+    |           |                     the active panel                               |
+    +-----------+--------------------------------------------------------------------+
+    | messages                          GPU-hours | energy | CO2e | cost of the run  |  status bar
+    +--------------------------------------------------------------------------------+
+
+State lives in three places, never mixed: the document (saved scenarios, presets and the
+workspace: context and panel scenarios) in the project file; per-user UI state (geometry,
+layout, recent files, theme) in QSettings; edits in one window-level QUndoStack whose clean
+state, together with ``project.dirty``, drives the title's ``[*]`` marker.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QMainWindow
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, QUrl
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeySequence,
+    QShortcut,
+    QUndoStack,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QUndoView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from storage import FILE_SUFFIX, Project, ProjectError, read_scenario_file
+from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION, open_or_create_default
+from ui import dialogs
+from ui import theme as th
+from ui.catalog import HardwareCatalog
+from ui.commands import push_scenario_edit
+from ui.context_toolbar import ContextModel, ContextToolbar
+from ui.panels import PANEL_CLASSES
+from ui.preset_manager import PresetManagerDialog
+from ui.scenario_browser import ScenarioBrowser
+from workbench.context import RunContext
+from workbench.scenarios import SCENARIO_TYPES, scenario_from_dict, scenario_from_json
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "Scaling Workbench"
+#: Bump when the set of docks changes: Qt then ignores a stale saved layout by itself.
+LAYOUT_VERSION = 1
+MAX_RECENT = 8
+RECOVERY_INTERVAL_MS = 3 * 60 * 1000
+WORKSPACE_KEY = "workspace"
+WORKSPACE_VERSION = 1
+BROWSER_WIDTH = 330
+SCENARIO_SUFFIXES = (".swbscenario", ".json")
+
+# QSettings keys
+KEY_GEOMETRY = "window/geometry"
+KEY_STATE = "window/state"
+KEY_RECENT = "recentFiles"
+KEY_THEME = "view/theme"
+
+
+def _settings() -> QSettings:
+    return QSettings()
+
+
+class PresentationWindow(QWidget):
+    """A top-level window holding one panel full screen; Esc or F11 ends it."""
+
+    def __init__(self, owner: MainWindow):
+        super().__init__(owner, Qt.WindowType.Window)
+        self.setObjectName("presentationWindow")
+        self.owner = owner
+        self.setWindowTitle(f"{APP_NAME}: presentation")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 12, 12, 12)
+        for key in (QKeySequence(Qt.Key.Key_Escape), QKeySequence(Qt.Key.Key_F11)):
+            shortcut = QShortcut(key, self)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(owner.exit_presentation)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt naming
+        if self.owner.presentation_active():
+            self.owner.exit_presentation()
+        super().closeEvent(event)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, parent=None):
+    """Docked panels, the shared context toolbar, the project workflow, undo and export."""
+
+    def __init__(self, project: Project | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("MainWindow")
-        self.setWindowTitle("Scaling Workbench")
-        self.resize(1280, 800)
-        self.setCentralWidget(QLabel("Scaling Workbench"))
+        self.setWindowTitle(APP_NAME)
+        self.setAcceptDrops(True)
+        self.setDockNestingEnabled(True)
+        self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AllowNestedDocks
+                            | QMainWindow.DockOption.AnimatedDocks)
+        self.setTabPosition(Qt.DockWidgetArea.AllDockWidgetAreas, QTabWidget.TabPosition.North)
+        self.resize(1600, 960)
+
+        self.project: Project | None = None
+        self.undo_stack = QUndoStack(self)
+        self.catalog = HardwareCatalog(None, self)
+        self.context_model = ContextModel(RunContext(), self)
+        self.context_model.set_undo_stack(self.undo_stack)
+        self.panels: dict[str, Any] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._active_kind = PANEL_CLASSES[0].kind
+        self._layout_restored = False
+        self._presentation: PresentationWindow | None = None
+        self._presentation_state: tuple[str, QByteArray, QWidget] | None = None
+        self._preset_manager = None
+        self._explain_dialogs: list[QWidget] = []
+        self._compare_active: set[str] = set()
+        self._closed = False
+
+        self._build_toolbar()
+        self._build_panels()
+        self._build_browser()
+        self._build_status_bar()
+        self._build_actions()
+        self._build_menus()
+        self._default_layout()
+
+        self._catch_file_drops()
+        self.undo_stack.cleanChanged.connect(self._update_modified)
+        self.undo_stack.indexChanged.connect(self._update_modified)
+        self.context_model.changed.connect(self._on_context_changed)
+        QApplication.instance().focusChanged.connect(self._on_focus_changed)
+
+        self.recovery_timer = QTimer(self)
+        self.recovery_timer.setObjectName("recoveryTimer")
+        self.recovery_timer.setInterval(RECOVERY_INTERVAL_MS)
+        self.recovery_timer.timeout.connect(self.write_recovery)
+        self.recovery_timer.start()
+
+        self.apply_theme_mode(self.theme_mode(), store=False)
+        if project is not None:
+            self.set_project(project)
+        else:
+            self._apply_context_to_panels(self.context_model.context())
+            self._update_title()
+
+    # =========================================================================================
+    # construction
+    # =========================================================================================
+    def _build_toolbar(self) -> None:
+        self.context_toolbar = ContextToolbar(self.context_model, self.catalog, self)
+        self.context_toolbar.setObjectName("toolbar.context")
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.context_toolbar)
+        self.context_toolbar.messageChanged.connect(self._show_field_message)
+
+    def _build_panels(self) -> None:
+        for index, cls in enumerate(PANEL_CLASSES):
+            panel = cls(self.catalog, None, undo_stack=self.undo_stack)
+            panel.set_undo_stack(self.undo_stack)
+            kind = panel.kind
+            dock = QDockWidget(panel.title, self)
+            dock.setObjectName(f"dock.{kind}")
+            dock.setWidget(panel)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                             | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+            dock.visibilityChanged.connect(lambda visible, kind=kind: self._on_dock_visible(kind, visible))
+            toggle = dock.toggleViewAction()
+            toggle.setText(panel.title)
+            toggle.setShortcut(QKeySequence(f"Ctrl+Shift+{index + 1}"))
+            panel.saveRequested.connect(lambda kind=kind: self.save_panel_scenario(kind))
+            panel.compareRequested.connect(lambda kind=kind: self.compare_in_panel(kind))
+            panel.exportRequested.connect(lambda fmt, kind=kind: self.export_interactive(fmt, kind))
+            panel.scenarioChanged.connect(lambda _s, kind=kind: self._on_scenario_changed(kind))
+            if hasattr(panel, "overrideContextChanged"):
+                panel.overrideContextChanged.connect(lambda _on: self._update_run_summary())
+            self.panels[kind] = panel
+            self.docks[kind] = dock
+
+    def _build_browser(self) -> None:
+        self.browser = ScenarioBrowser(None, self)
+        self.browser.setObjectName("scenarioBrowser")
+        self.browser.openRequested.connect(self.open_saved_scenario)
+        self.browser.compareRequested.connect(self.compare_saved_scenarios)
+        self.browser.projectChanged.connect(self._on_project_changed)
+        self.browser_dock = QDockWidget("Scenarios", self)
+        self.browser_dock.setObjectName("dock.browser")
+        self.browser_dock.setWidget(self.browser)
+        self.browser_dock.setMinimumWidth(200)
+        self.browser_dock.toggleViewAction().setText("Scenario browser")
+        self.browser_dock.toggleViewAction().setShortcut(QKeySequence("Ctrl+Shift+B"))
+
+        self.history = QUndoView(self.undo_stack, self)
+        self.history.setObjectName("undoHistory")
+        self.history.setEmptyLabel("Opened project")
+        self.history_dock = QDockWidget("Undo history", self)
+        self.history_dock.setObjectName("dock.history")
+        self.history_dock.setWidget(self.history)
+        self.history_dock.toggleViewAction().setText("Undo history")
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        bar.setObjectName("statusBar")
+        self.summary_label = QLabel(self)
+        self.summary_label.setObjectName("runSummary")
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        self.summary_label.setContentsMargins(8, 0, 8, 0)
+        bar.addPermanentWidget(self.summary_label)
+
+    def _action(self, text: str, slot, shortcut=None, name: str = "", tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if name:
+            action.setObjectName(name)
+        if shortcut is not None:
+            if isinstance(shortcut, (list, tuple)):
+                action.setShortcuts([QKeySequence(s) for s in shortcut])
+            else:
+                action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)  # shortcuts work even when the menu bar is hidden
+        return action
+
+    def _build_actions(self) -> None:
+        sk = QKeySequence.StandardKey
+        self.action_new = self._action("&New Project…", self.new_project, sk.New, "action.new",
+                                       "Create a new project with the built-in presets and samples")
+        self.action_open = self._action("&Open…", self.open_dialog, sk.Open, "action.open",
+                                        "Open a project, or an exported PNG to reopen its scenario")
+        self.action_save = self._action("&Save", self.save, sk.Save, "action.save", "Save the project")
+        self.action_save_as = self._action("Save &As…", self.save_as, sk.SaveAs, "action.saveAs",
+                                           "Save the project under a new name")
+        self.action_close = self._action("&Close Project", self.close_project, sk.Close, "action.close",
+                                         "Close this project and return to the default project")
+        self.action_import = self._action("&Import Scenario…", self.import_scenario_dialog, None,
+                                          "action.importScenario", "Add a scenario file to the project")
+        self.action_export_scenario = self._action(
+            "E&xport Scenario…", self.export_scenario_dialog, None, "action.exportScenario",
+            "Write the active panel's scenario to a file")
+        self.action_quit = self._action("&Quit", self.close, sk.Quit, "action.quit")
+        self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
+
+        self.action_undo = self.undo_stack.createUndoAction(self, "&Undo")
+        self.action_undo.setShortcuts(sk.Undo)
+        self.action_undo.setObjectName("action.undo")
+        self.action_redo = self.undo_stack.createRedoAction(self, "&Redo")
+        self.action_redo.setShortcuts(sk.Redo)
+        self.action_redo.setObjectName("action.redo")
+        self.addAction(self.action_undo)
+        self.addAction(self.action_redo)
+
+        self.action_export_png = self._action("Chart as &PNG…", lambda: self.export_interactive("png"),
+                                              "Ctrl+E", "action.exportPng")
+        self.action_export_svg = self._action("Chart as &SVG…", lambda: self.export_interactive("svg"),
+                                              "Ctrl+Shift+E", "action.exportSvg")
+        self.action_export_csv = self._action("Numbers as &CSV…", lambda: self.export_interactive("csv"),
+                                              None, "action.exportCsv")
+
+        self.action_presentation = self._action("&Presentation Mode", self.toggle_presentation, "F11",
+                                                "action.presentation",
+                                                "Show the active panel full screen, large and thick")
+        self.action_presentation.setCheckable(True)
+        self.action_reset_layout = self._action("&Reset Layout", self.reset_layout, None, "action.resetLayout")
+        self.raise_actions = []
+        for i, cls in enumerate(PANEL_CLASSES):
+            action = self._action(f"Show {cls.title}", lambda kind=cls.kind: self.raise_panel(kind),
+                                  f"Ctrl+{i + 1}", f"action.raise.{cls.kind}")
+            self.raise_actions.append(action)
+
+        self.theme_group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for mode, text in (("system", "&System"), ("light", "&Light"), ("dark", "&Dark")):
+            action = QAction(text, self)
+            action.setObjectName(f"action.theme.{mode}")
+            action.setCheckable(True)
+            action.triggered.connect(lambda _c=False, mode=mode: self.apply_theme_mode(mode))
+            self.theme_group.addAction(action)
+            self.theme_actions[mode] = action
+
+        self.action_presets = self._action("Hardware &Presets…", self.show_preset_manager, None,
+                                           "action.presets",
+                                           "Browse the built-in presets and edit your own")
+        self.action_about = self._action("&About Scaling Workbench", self.show_about, None, "action.about")
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.action_new)
+        file_menu.addAction(self.action_open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("menu.recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_save)
+        file_menu.addAction(self.action_save_as)
+        file_menu.addAction(self.action_close)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_import)
+        file_menu.addAction(self.action_export_scenario)
+        file_menu.addSeparator()
+        file_menu.addAction(self.action_quit)
+        self.file_menu = file_menu
+
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.action_undo)
+        edit_menu.addAction(self.action_redo)
+        self.edit_menu = edit_menu
+
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.browser_dock.toggleViewAction())
+        view_menu.addAction(self.history_dock.toggleViewAction())
+        view_menu.addSeparator()
+        for kind in self.docks:
+            view_menu.addAction(self.docks[kind].toggleViewAction())
+        view_menu.addSeparator()
+        go_menu = view_menu.addMenu("&Go to Panel")
+        for action in self.raise_actions:
+            go_menu.addAction(action)
+        view_menu.addAction(self.action_presentation)
+        theme_menu = view_menu.addMenu("&Theme")
+        for action in self.theme_actions.values():
+            theme_menu.addAction(action)
+        view_menu.addSeparator()
+        view_menu.addAction(self.action_reset_layout)
+        self.view_menu = view_menu
+
+        export_menu = bar.addMenu("E&xport")
+        export_menu.addAction(self.action_export_png)
+        export_menu.addAction(self.action_export_svg)
+        export_menu.addAction(self.action_export_csv)
+        self.export_menu = export_menu
+
+        hardware_menu = bar.addMenu("&Hardware")
+        hardware_menu.addAction(self.action_presets)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.action_about)
+
+    def _default_layout(self) -> None:
+        """Browser narrow on the left, the five panels tabbed in the rest, roofline in front.
+
+        Both live in the left dock area, split side by side: the window has no central
+        widget, and docks that share one area size predictably (``resizeDocks``)."""
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.browser_dock)
+        self.browser_dock.setFloating(False)
+        self.browser_dock.show()
+        docks = list(self.docks.values())
+        first = docks[0]
+        first.setFloating(False)
+        self.splitDockWidget(self.browser_dock, first, Qt.Orientation.Horizontal)
+        first.show()
+        for dock in docks[1:]:
+            dock.setFloating(False)
+            self.tabifyDockWidget(first, dock)
+            dock.show()
+        first.raise_()
+        # the undo history sits under the browser, closed until asked for (View menu)
+        self.history_dock.setFloating(False)
+        self.splitDockWidget(self.browser_dock, self.history_dock, Qt.Orientation.Vertical)
+        self.history_dock.hide()
+        self._active_kind = PANEL_CLASSES[0].kind
+        self._fit_browser()
+
+    # =========================================================================================
+    # layout persistence
+    # =========================================================================================
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        if not self._layout_restored:
+            self._layout_restored = True
+            self.restore_layout()
+        super().showEvent(event)
+
+    def restore_layout(self) -> bool:
+        settings = _settings()
+        geometry = settings.value(KEY_GEOMETRY, QByteArray(), type=QByteArray)
+        state = settings.value(KEY_STATE, QByteArray(), type=QByteArray)
+        if geometry is not None and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        restored = bool(state is not None and not state.isEmpty() and self.restoreState(state, LAYOUT_VERSION))
+        if not restored:
+            # dock sizes only take once the window has its size: after the show is processed
+            QTimer.singleShot(0, self._fit_browser)
+        return restored
+
+    def _fit_browser(self) -> None:
+        first = self.docks[PANEL_CLASSES[0].kind]
+        rest = max(400, self.width() - BROWSER_WIDTH)
+        self.resizeDocks([self.browser_dock, first], [BROWSER_WIDTH, rest], Qt.Orientation.Horizontal)
+
+    def save_layout(self) -> None:
+        settings = _settings()
+        settings.setValue(KEY_GEOMETRY, self.saveGeometry())
+        settings.setValue(KEY_STATE, self.saveState(LAYOUT_VERSION))
+
+    def reset_layout(self) -> None:
+        if self.presentation_active():
+            self.exit_presentation()
+        settings = _settings()
+        settings.remove(KEY_STATE)
+        self._default_layout()
+        self.statusBar().showMessage("Layout reset", 4000)
+
+    # =========================================================================================
+    # panels, the active panel, the shared context
+    # =========================================================================================
+    def panel(self, kind: str):
+        return self.panels[kind]
+
+    def active_kind(self) -> str:
+        return self._active_kind
+
+    def active_panel(self):
+        return self.panels[self._active_kind]
+
+    def set_active_panel(self, kind: str) -> None:
+        if kind in self.panels:
+            self._active_kind = kind
+
+    def raise_panel(self, kind: str) -> None:
+        dock = self.docks[kind]
+        if dock.isHidden():
+            dock.show()
+        dock.raise_()
+        self._active_kind = kind
+        self.panels[kind].setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _on_dock_visible(self, kind: str, visible: bool) -> None:
+        if visible and not self.docks[kind].isFloating():
+            self._active_kind = kind
+
+    def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        widget = new
+        while widget is not None:
+            for kind, panel in self.panels.items():
+                if widget is panel:
+                    self._active_kind = kind
+                    return
+            widget = widget.parentWidget()
+
+    def _apply_context_to_panels(self, ctx: RunContext) -> None:
+        for panel in self.panels.values():
+            # A panel adapts to the context without adding undo steps of its own: the
+            # context command is the one step. Anything it pushes goes to its private stack.
+            panel.set_undo_stack(None)
+            try:
+                panel.apply_context(ctx)
+            except Exception:  # noqa: BLE001 - one panel's bug must not stop the others
+                log.exception("panel %s failed to apply the context", panel.kind)
+            finally:
+                panel.set_undo_stack(self.undo_stack)
+        self._update_run_summary()
+
+    def _on_context_changed(self, ctx: RunContext) -> None:
+        self._apply_context_to_panels(ctx)
+
+    def _on_scenario_changed(self, kind: str) -> None:
+        if kind == "power":
+            self._update_run_summary()
+
+    def _show_field_message(self, message: str) -> None:
+        if message:
+            self.statusBar().showMessage(message)
+        else:
+            self.statusBar().clearMessage()
+
+    # =========================================================================================
+    # run summary (status bar)
+    # =========================================================================================
+    def run_summary(self):
+        """The planned run's summary from ``workbench.carbon`` (None when it cannot be computed)."""
+        from workbench import carbon
+
+        ctx = self.context_model.context()
+        power = self.panels.get("power")
+        scenario = power.scenario() if power is not None else None
+        hw = self.catalog.get(ctx.hardware) if ctx.hardware in self.catalog else None
+        if scenario is None or hw is None or hw.tdp_w is None:
+            return None
+        try:
+            # the run in the shared context, with the power panel's throughput, cap and prices
+            return carbon.plan_for_scenario(scenario, hw.tdp_w, n_gpus=ctx.n_gpus,
+                                            train_tokens=ctx.train_tokens).summary
+        except (ValueError, TypeError, AttributeError) as exc:
+            log.debug("no run summary: %s", exc)
+            return None
+
+    def _update_run_summary(self) -> None:
+        from workbench import units
+
+        summary = self.run_summary()
+        ctx = self.context_model.context()
+        hw_name = self.catalog.name(ctx.hardware)
+        if summary is None:
+            self.summary_label.setText(f"<b>{ctx.n_gpus:,} × {hw_name}</b> &nbsp; run summary unavailable")
+            self.summary_label.setToolTip("Set a hardware preset with a TDP and a power scenario to see the "
+                                          "energy, emissions and cost of the planned run.")
+            return
+        power = self.panels["power"].scenario()
+        currency = getattr(power, "currency", "USD")
+
+        def fmt(value: float, unit: str) -> str:
+            try:
+                return units.format_quantity(value, unit, digits=3)
+            except ValueError:
+                return f"{value:.3g} {unit}"
+
+        days = summary.duration_s / 86400.0
+        energy_mwh = summary.facility_energy_kwh / 1000.0
+        co2_t = summary.co2e_kg / 1000.0
+        parts = [
+            f"<b>{ctx.n_gpus:,} × {hw_name}</b>",
+            f"{days:,.1f} days",
+            f"{summary.gpu_hours:,.0f} GPU-h",
+            f"{energy_mwh:,.1f} MWh",
+            f"{co2_t:,.1f} t CO₂e",
+            f"{summary.total_cost:,.0f} {currency}",
+        ]
+        self.summary_label.setText(" &nbsp;│&nbsp; ".join(parts))
+        self.summary_label.setToolTip(
+            "<b>Planned run</b> (shared context, assumptions from the Power and carbon panel)<br>"
+            f"Tokens: {fmt(ctx.train_tokens, '')} at {fmt(power.tokens_per_s_per_gpu, '')} tokens/s per GPU<br>"
+            f"GPU power: {fmt(power.power_cap_w, 'W') + ' (cap)' if power.power_cap_w else 'TDP'}"
+            f", host overhead {fmt(power.host_overhead_w_per_gpu, 'W')} per GPU<br>"
+            f"PUE {power.pue:g}; grid {power.grid_g_per_kwh:g} g CO₂e/kWh ({power.region})<br>"
+            f"Prices: {power.energy_price_per_kwh:g} {currency}/kWh, {power.gpu_hour_price:g} {currency}/GPU-hour<br>"
+            f"Facility energy {summary.facility_energy_kwh:,.0f} kWh; "
+            f"energy cost {summary.energy_cost:,.0f}, compute cost {summary.compute_cost:,.0f} {currency}"
+        )
+
+    # =========================================================================================
+    # project life cycle
+    # =========================================================================================
+    def is_modified(self) -> bool:
+        dirty = self.project is not None and not self.project.closed and self.project.dirty
+        return dirty or not self.undo_stack.isClean()
+
+    def _update_modified(self, *_args) -> None:
+        self.setWindowModified(self.is_modified())
+        self.action_save.setEnabled(self.project is not None)
+
+    def _update_title(self) -> None:
+        name = self.project.name if self.project is not None else "No project"
+        self.setWindowTitle(f"{name}[*] - {APP_NAME}")
+        if self.project is not None:
+            self.setWindowFilePath(str(self.project.path))
+        self._update_modified()
+
+    def _on_project_changed(self) -> None:
+        """The browser renamed, duplicated, deleted or annotated scenarios."""
+        self._update_modified()
+
+    def set_project(self, project: Project) -> None:
+        """Show ``project`` (closing nothing: callers close the previous one after asking)."""
+        old = self.project
+        self.project = project
+        if self._preset_manager is not None:  # it edits the previous project's presets
+            self._preset_manager.close()
+            self._preset_manager.deleteLater()
+            self._preset_manager = None
+        self.catalog.set_project(project)
+        self.browser.set_project(project)
+        self.undo_stack.clear()
+        message = self.restore_workspace()
+        self.undo_stack.setClean()
+        if old is not None and old is not project and not old.closed:
+            old.close()
+        self._add_recent(project.path)
+        self._update_title()
+        if project.recovered:
+            self.statusBar().showMessage(f"Recovered unsaved work of {project.name}: save to keep it", 10000)
+        elif message:
+            self.statusBar().showMessage(message, 10000)
+        else:
+            self.statusBar().showMessage(f"Opened {project.path}", 5000)
+        problems = project.problems
+        if problems:
+            self.statusBar().showMessage(f"{project.name}: {len(problems)} item(s) cannot be loaded: {problems[0]}",
+                                         15000)
+        if project.read_only:
+            self.statusBar().showMessage(f"{project.name} is read-only ({project.read_only_reason}); "
+                                         "use Save As to keep changes", 15000)
+
+    def _confirm_discard(self) -> bool:
+        """Before losing unsaved changes: True to go on (saved or discarded), False to stop."""
+        if self.project is None or not self.is_modified():
+            return True
+        answer = dialogs.ask_save_changes(self, self.project.name)
+        if answer == dialogs.SAVE:
+            return self.save()
+        return answer == dialogs.DISCARD
+
+    def open_path(self, path: str | Path, *, confirm: bool = True) -> bool:
+        """Open a project file (or a PNG/scenario file, whose scenario opens in its panel)."""
+        path = Path(path)
+        if path.suffix.lower() == ".png" or path.suffix.lower() in SCENARIO_SUFFIXES:
+            return self.open_scenario_file(path)
+        if self.project is not None and not self.project.closed and path.resolve() == self.project.path.resolve():
+            self.statusBar().showMessage(f"{path.name} is already open", 4000)
+            return True
+        if confirm and not self._confirm_discard():
+            return False
+        use_recovery = False
+        recovery = Project.recovery_for(path) if path.exists() else None
+        if recovery is not None:
+            use_recovery = dialogs.ask_recover(self, path, recovery)
+            if not use_recovery:
+                Project.discard_recovery(path)
+        try:
+            project = Project.open(path, use_recovery=use_recovery)
+        except ProjectError as exc:
+            dialogs.show_message(self, "Could not open the project", str(exc))
+            self._remove_recent(path)
+            return False
+        self.set_project(project)
+        return True
+
+    def open_dialog(self) -> bool:
+        path = dialogs.ask_open_path(self, "Open project or exported chart", dialogs.OPEN_FILTER,
+                                     self._dialog_dir())
+        return self.open_path(path) if path else False
+
+    def new_project(self) -> bool:
+        if not self._confirm_discard():
+            return False
+        path = dialogs.ask_save_path(self, "New project", dialogs.PROJECT_FILTER, self._dialog_dir())
+        if not path:
+            return False
+        path = Path(path)
+        if not path.suffix:
+            path = path.with_suffix(FILE_SUFFIX)
+        try:
+            # the file dialog has asked before replacing an existing file
+            project = Project.create(path, overwrite=path.exists())
+        except (ProjectError, ValueError) as exc:
+            dialogs.show_message(self, "Could not create the project", str(exc))
+            return False
+        self.set_project(project)
+        return True
+
+    def close_project(self) -> bool:
+        """Close the project and go back to the default project."""
+        if not self._confirm_discard():
+            return False
+        current = self.project
+        try:
+            default = open_or_create_default()
+        except ProjectError as exc:
+            dialogs.show_message(self, "Could not open the default project", str(exc))
+            return False
+        if current is not None and not current.closed:
+            current.close()
+        self.project = None
+        self.set_project(default)
+        return True
+
+    def workspace_json(self) -> str:
+        return json.dumps({
+            "version": WORKSPACE_VERSION,
+            "context": self.context_model.context().to_dict(),
+            "panels": {kind: panel.scenario().to_dict() for kind, panel in self.panels.items()
+                       if panel.scenario() is not None},
+            "overrides": {kind: bool(panel.override_context()) for kind, panel in self.panels.items()},
+            "active": self._active_kind,
+        }, sort_keys=True)
+
+    def restore_workspace(self) -> str:
+        """Put the project's saved workspace (context, panel scenarios) back; defaults when
+        there is none. Returns a message for the status bar when something was not restored."""
+        text = self.project.get_meta(WORKSPACE_KEY) if self.project is not None else None
+        context = RunContext()
+        scenarios: dict[str, Any] = {}
+        overrides: dict[str, bool] = {}
+        problems: list[str] = []
+        active = None
+        if text:
+            try:
+                data = json.loads(text)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                version = data.get("version", 1)
+                if not isinstance(version, int) or version > WORKSPACE_VERSION:
+                    raise ValueError(f"written by a newer version (workspace {version})")
+                context = RunContext.from_dict(data.get("context") or {})
+                for kind, raw in (data.get("panels") or {}).items():
+                    if kind not in self.panels:
+                        continue
+                    try:
+                        scenarios[kind] = scenario_from_dict(raw)
+                    except (ValueError, TypeError, KeyError) as exc:
+                        problems.append(f"{kind}: {exc}")
+                overrides = {k: bool(v) for k, v in (data.get("overrides") or {}).items() if k in self.panels}
+                active = data.get("active")
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                context, scenarios, overrides, problems = RunContext(), {}, {}, []
+                problems.append(f"the saved workspace was not restored ({exc}); showing defaults")
+        self.context_model.set_context(context)
+        self.context_toolbar.sync(context)
+        for kind, panel in self.panels.items():
+            panel.set_override_context(overrides.get(kind, False))
+            clear = getattr(panel, "clear_comparison", None)
+            if callable(clear):
+                clear()
+        self._apply_context_to_panels(context)
+        for kind, panel in self.panels.items():
+            scenario = scenarios.get(kind)
+            if scenario is None and kind in SCENARIO_TYPES:
+                scenario = SCENARIO_TYPES[kind]()
+            if scenario is not None and scenario != panel.scenario():
+                panel.set_scenario(scenario)
+        if isinstance(active, str) and active in self.docks:
+            self.docks[active].raise_()
+            self._active_kind = active
+        self._update_run_summary()
+        if problems:
+            return "Workspace: " + "; ".join(problems)
+        return ""
+
+    def _write_workspace(self) -> None:
+        self.project.set_meta(WORKSPACE_KEY, self.workspace_json())
+
+    def save(self) -> bool:
+        if self.project is None:
+            return False
+        if self.project.read_only:
+            return self.save_as()
+        try:
+            self._write_workspace()
+            self.project.save()
+        except ProjectError as exc:
+            dialogs.show_message(self, "Could not save the project", str(exc))
+            self._update_modified()
+            return False
+        self.undo_stack.setClean()
+        self._update_title()
+        self.statusBar().showMessage(f"Saved {self.project.path}", 5000)
+        return True
+
+    def save_as(self) -> bool:
+        if self.project is None:
+            return False
+        path = dialogs.ask_save_path(self, "Save project as", dialogs.PROJECT_FILTER, str(self.project.path))
+        if not path:
+            return False
+        path = Path(path)
+        if not path.suffix:
+            path = path.with_suffix(FILE_SUFFIX)
+        try:
+            self._write_workspace()
+            self.project.save_as(path)
+        except ProjectError as exc:
+            dialogs.show_message(self, "Could not save the project", str(exc))
+            self._update_modified()
+            return False
+        self.undo_stack.setClean()
+        self._add_recent(path)
+        self._update_title()
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def write_recovery(self) -> Path | None:
+        """Called by the recovery timer: the working copy, with the workspace, to the recovery file."""
+        if self.project is None or self.project.closed or not self.is_modified():
+            return None
+        try:
+            self._write_workspace()
+            return self.project.write_recovery()
+        except ProjectError as exc:
+            self.statusBar().showMessage(f"Could not write the recovery file: {exc}", 10000)
+            return None
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt naming
+        if self.presentation_active():
+            self.exit_presentation()
+        if not self._confirm_discard():
+            event.ignore()
+            return
+        self.save_layout()
+        self.recovery_timer.stop()
+        if self._preset_manager is not None:
+            # it listens to the undo stack: delete it before the window (and the stack) go
+            self._preset_manager.close()
+            self._preset_manager.deleteLater()
+            self._preset_manager = None
+        if self.project is not None and not self.project.closed:
+            self.project.close()
+        app = QApplication.instance()
+        if app is not None and not self._closed:
+            app.focusChanged.disconnect(self._on_focus_changed)
+        self._closed = True
+        event.accept()
+        super().closeEvent(event)
+
+    # -- recent files ----------------------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = _settings().value(KEY_RECENT, [], type=list)
+        return [str(v) for v in value if v][:MAX_RECENT]
+
+    def _add_recent(self, path: Path) -> None:
+        text = str(Path(path).resolve())
+        files = [f for f in self.recent_files() if f != text]
+        _settings().setValue(KEY_RECENT, [text, *files][:MAX_RECENT])
+
+    def _remove_recent(self, path: Path) -> None:
+        text = str(Path(path).resolve())
+        _settings().setValue(KEY_RECENT, [f for f in self.recent_files() if f != text])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for i, name in enumerate(files):
+            action = self.recent_menu.addAction(f"&{i + 1} {Path(name).name}")
+            action.setToolTip(name)
+            action.setStatusTip(name)
+            action.triggered.connect(lambda _c=False, name=name: self.open_path(name))
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear Menu", lambda: _settings().setValue(KEY_RECENT, []))
+
+    def _dialog_dir(self) -> str:
+        if self.project is not None:
+            return str(self.project.path.parent)
+        return str(Path.home())
+
+    # =========================================================================================
+    # scenarios: browser, files, PNG drop, save, compare
+    # =========================================================================================
+    def open_scenario(self, scenario, label: str) -> bool:
+        """Show ``scenario`` in its panel as one undoable edit ("Open scenario 'X'")."""
+        panel = self.panels.get(scenario.kind)
+        if panel is None:
+            dialogs.show_message(self, "Cannot open the scenario", f"No panel shows {scenario.kind!r} scenarios")
+            return False
+        push_scenario_edit(self.undo_stack, panel, scenario, label, mergeable=False)
+        self.raise_panel(scenario.kind)
+        self.statusBar().showMessage(label, 5000)
+        return True
+
+    def open_saved_scenario(self, scenario_id: int) -> bool:
+        if self.project is None:
+            return False
+        try:
+            records = {r.id: r for r in self.project.list_scenarios()}
+            scenario = self.project.load_scenario(int(scenario_id))
+        except ProjectError as exc:
+            dialogs.show_message(self, "Cannot open the scenario", str(exc))
+            return False
+        name = records[int(scenario_id)].name if int(scenario_id) in records else str(scenario_id)
+        return self.open_scenario(scenario, f"Open scenario '{name}'")
+
+    def open_scenario_file(self, path: str | Path) -> bool:
+        """A PNG exported with its scenario, or a scenario file: opens in its panel."""
+        path = Path(path)
+        try:
+            if path.suffix.lower() == ".png":
+                from ui.export import read_png_scenario
+
+                text = read_png_scenario(path)
+                if text is None:
+                    dialogs.show_message(
+                        self, "No scenario in this image",
+                        f"{path.name} carries no Scaling Workbench scenario: only PNGs exported from a "
+                        "panel can be reopened.")
+                    return False
+                scenario = scenario_from_json(text)
+            else:
+                scenario, _name, _notes = read_scenario_file(path)
+        except (ValueError, OSError, ProjectError) as exc:
+            dialogs.show_message(self, "Cannot open the scenario", f"{path.name}: {exc}")
+            return False
+        return self.open_scenario(scenario, f"Open scenario from {path.name}")
+
+    def save_panel_scenario(self, kind: str | None = None) -> int | None:
+        """Save the panel's current state as a named scenario in the project."""
+        kind = kind or self._active_kind
+        panel = self.panels[kind]
+        if self.project is None or panel.scenario() is None:
+            return None
+        existing = {r.name for r in self.project.list_scenarios(kind)}
+        default = f"{panel.title} {len(existing) + 1}"
+        name = dialogs.ask_text(self, "Save as scenario", f"Name of the {panel.title.lower()} scenario:", default)
+        if not name:
+            return None
+        if name in existing and not dialogs.ask_replace(self, name):
+            return None
+        try:
+            sid = self.project.save_scenario(name, panel.scenario())
+        except (ProjectError, ValueError) as exc:
+            dialogs.show_message(self, "Could not save the scenario", str(exc))
+            return None
+        self.browser.refresh()
+        self._update_modified()
+        self.statusBar().showMessage(f"Saved scenario '{name}'", 5000)
+        return sid
+
+    def _set_comparison(self, kind: str, items: list[tuple[str, Any]]) -> bool:
+        panel = self.panels[kind]
+        set_comparison = getattr(panel, "set_comparison", None)
+        if not callable(set_comparison):
+            self.statusBar().showMessage(f"The {panel.title} panel cannot overlay scenarios yet", 6000)
+            return False
+        set_comparison(items)
+        self._compare_active.add(kind)
+        self.raise_panel(kind)
+        self.statusBar().showMessage(f"Comparing {', '.join(name for name, _ in items)}", 6000)
+        return True
+
+    def compare_saved_scenarios(self, ids: list) -> bool:
+        """Overlay saved scenarios (same kind) on their panel's chart."""
+        if self.project is None or not ids:
+            return False
+        records = {r.id: r for r in self.project.list_scenarios()}
+        items = []
+        try:
+            for sid in ids:
+                items.append((records[int(sid)].name, self.project.load_scenario(int(sid))))
+        except (ProjectError, KeyError) as exc:
+            dialogs.show_message(self, "Cannot compare", str(exc))
+            return False
+        kinds = {s.kind for _, s in items}
+        if len(kinds) != 1:
+            dialogs.show_message(self, "Cannot compare", "Only scenarios of the same panel can be compared")
+            return False
+        return self._set_comparison(kinds.pop(), items)
+
+    def compare_in_panel(self, kind: str) -> bool:
+        """The panel's Compare button: overlay one saved scenario of its kind (or clear)."""
+        if self.project is None:
+            return False
+        panel = self.panels[kind]
+        records = self.project.list_scenarios(kind)
+        names = [r.name for r in records]
+        if kind in self._compare_active:
+            names = ["(clear comparison)", *names]
+        choice = dialogs.ask_item(self, "Compare", f"Overlay a saved {panel.title.lower()} scenario:", names)
+        if choice is None:
+            return False
+        if choice == "(clear comparison)":
+            clear = getattr(panel, "clear_comparison", None)
+            if callable(clear):
+                clear()
+            self._compare_active.discard(kind)
+            return True
+        record = next(r for r in records if r.name == choice)
+        return self.compare_saved_scenarios([record.id])
+
+    def import_scenario_dialog(self) -> bool:
+        if self.project is None:
+            return False
+        path = dialogs.ask_open_path(self, "Import scenario", dialogs.SCENARIO_FILTER, self._dialog_dir())
+        if not path:
+            return False
+        if Path(path).suffix.lower() == ".png":
+            return self.open_scenario_file(path)
+        try:
+            sid = self.project.import_scenario(path)
+        except ProjectError as exc:
+            dialogs.show_message(self, "Could not import the scenario", str(exc))
+            return False
+        self.browser.refresh()
+        self._update_modified()
+        return self.open_saved_scenario(sid)
+
+    def export_scenario_dialog(self) -> bool:
+        panel = self.active_panel()
+        if panel.scenario() is None:
+            return False
+        path = dialogs.ask_save_path(self, "Export scenario", dialogs.SCENARIO_FILTER,
+                                     str(Path(self._dialog_dir()) / f"{panel.kind}.swbscenario"))
+        if not path:
+            return False
+        try:
+            self.export_scenario_file(path)
+        except (ProjectError, OSError) as exc:
+            dialogs.show_message(self, "Could not export the scenario", str(exc))
+            return False
+        self.statusBar().showMessage(f"Exported the scenario to {path}", 5000)
+        return True
+
+    def export_scenario_file(self, path: str | Path, kind: str | None = None) -> Path:
+        """Write the panel's current scenario as a scenario file (the project's file format)."""
+        import workbench
+        from storage import fileio
+
+        panel = self.panels[kind or self._active_kind]
+        document = {
+            "format": SCENARIO_FILE_FORMAT,
+            "format_version": SCENARIO_FILE_VERSION,
+            "app_version": workbench.__version__,
+            "name": f"{panel.title} (exported)",
+            "notes": "",
+            "scenario": panel.scenario().to_dict(),
+        }
+        path = Path(path)
+        data = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        fileio.atomic_write_bytes(data, path, "export the scenario")
+        return path
+
+    # -- drag and drop -----------------------------------------------------------------------
+    @staticmethod
+    def _droppable(urls: list[QUrl]) -> Path | None:
+        for url in urls:
+            if url.isLocalFile():
+                path = Path(url.toLocalFile())
+                if path.suffix.lower() in (".png", FILE_SUFFIX, *SCENARIO_SUFFIXES):
+                    return path
+        return None
+
+    def _catch_file_drops(self) -> None:
+        """Charts (QGraphicsView) and text fields accept drops themselves, so a PNG dropped
+        on the biggest part of the window would never reach it: filter their drag events."""
+        for widget in self.findChildren(QWidget):
+            if widget.acceptDrops() and widget is not self:
+                widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt naming
+        kind = event.type()
+        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop):
+            mime = event.mimeData()
+            if mime is not None and mime.hasUrls() and self._droppable(mime.urls()) is not None:
+                if kind == QEvent.Type.Drop:
+                    self.dropEvent(event)
+                else:
+                    event.acceptProposedAction()
+                return True
+        return super().eventFilter(watched, event)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt naming
+        if event.mimeData().hasUrls() and self._droppable(event.mimeData().urls()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        if event.mimeData().hasUrls() and self._droppable(event.mimeData().urls()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt naming
+        path = self._droppable(event.mimeData().urls()) if event.mimeData().hasUrls() else None
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        # open after the drop returns, so a message box never runs inside the drag loop
+        QTimer.singleShot(0, lambda: self.open_path(path))
+
+    # =========================================================================================
+    # export
+    # =========================================================================================
+    def _background(self, background: str):
+        if background == "theme":
+            return th.current_theme().background
+        return background
+
+    def export_active(self, fmt: str, path: str | Path, width_px: int = 1920, background: str = "white",
+                      kind: str | None = None) -> Path:
+        """Export the active panel's chart (png/svg) or numbers (csv) to ``path``.
+        Raises ``ExportError``/``ValueError``/``OSError`` with a readable message."""
+        panel = self.panels[kind or self._active_kind]
+        return Path(panel.export_to(fmt, path, width_px=int(width_px), background=self._background(background)))
+
+    def export_interactive(self, fmt: str, kind: str | None = None) -> Path | None:
+        """Export with the options dialog (PNG/SVG) and a file chooser."""
+        if kind is not None:
+            self._active_kind = kind
+        panel = self.active_panel()
+        width, background = 1920, "white"
+        if fmt in ("png", "svg"):
+            options = dialogs.get_export_options(self, fmt, title=panel.title)
+            if options is None:
+                return None
+            fmt, width, background = options.fmt, options.width_px, options.background
+        suggested = Path(self._dialog_dir()) / f"{panel.kind}.{fmt}"
+        path = dialogs.ask_save_path(self, f"Export {panel.title}", dialogs.EXPORT_FILTERS[fmt], str(suggested))
+        if not path:
+            return None
+        path = Path(path)
+        if not path.suffix:
+            path = path.with_suffix(f".{fmt}")
+        try:
+            written = self.export_active(fmt, path, width, background)
+        except (OSError, ValueError) as exc:
+            dialogs.show_message(self, "Export failed", str(exc))
+            return None
+        self.statusBar().showMessage(f"Exported {panel.title} to {written}", 6000)
+        return written
+
+    # =========================================================================================
+    # presentation mode, themes, presets, explanations
+    # =========================================================================================
+    def presentation_active(self) -> bool:
+        return self._presentation is not None
+
+    def toggle_presentation(self) -> None:
+        if self.presentation_active():
+            self.exit_presentation()
+        else:
+            self.enter_presentation()
+
+    def enter_presentation(self, kind: str | None = None) -> PresentationWindow:
+        if self._presentation is not None:
+            return self._presentation
+        kind = kind or self._active_kind
+        dock, panel = self.docks[kind], self.panels[kind]
+        state = self.saveState(LAYOUT_VERSION)
+        placeholder = QLabel("Shown in presentation mode: press Esc or F11 to return", dock)
+        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        dock.setWidget(placeholder)
+        window = PresentationWindow(self)
+        window.layout().addWidget(panel)
+        panel.show()
+        self._presentation = window
+        self._presentation_state = (kind, state, placeholder)
+        th.set_presentation(True)
+        self.action_presentation.setChecked(True)
+        window.showFullScreen()
+        return window
+
+    def exit_presentation(self) -> None:
+        window, saved = self._presentation, self._presentation_state
+        if window is None or saved is None:
+            return
+        self._presentation = None
+        self._presentation_state = None
+        kind, _state, placeholder = saved
+        dock, panel = self.docks[kind], self.panels[kind]
+        dock.setWidget(panel)
+        panel.show()
+        placeholder.deleteLater()
+        th.set_presentation(False)
+        self.action_presentation.setChecked(False)
+        window.hide()
+        window.deleteLater()
+        # The panel went back into its own dock, which never moved: the layout is as it was.
+        # (restoreState here would rebuild the tab bars and leave a stale one on screen.)
+        dock.raise_()
+        self._active_kind = kind
+        self.activateWindow()
+
+    def theme_mode(self) -> str:
+        mode = _settings().value(KEY_THEME, "system", type=str)
+        return mode if mode in ("system", "light", "dark") else "system"
+
+    def apply_theme_mode(self, mode: str, store: bool = True) -> None:
+        th.apply_theme(QApplication.instance(), mode)
+        if mode in self.theme_actions:
+            self.theme_actions[mode].setChecked(True)
+        if store:
+            _settings().setValue(KEY_THEME, mode)
+
+    def show_preset_manager(self) -> PresetManagerDialog:
+        """The hardware preset manager (non-modal; its edits go on the window's undo stack)."""
+        if self._preset_manager is None:
+            self._preset_manager = PresetManagerDialog(self.project, self.catalog, self.undo_stack, self)
+            self._preset_manager.finished.connect(self._preset_manager_closed)
+        self._preset_manager.open()
+        return self._preset_manager
+
+    def _preset_manager_closed(self, *_args) -> None:
+        self.catalog.reload()
+        self._update_modified()
+
+    def explain_panel(self, kind: str | None = None):
+        """Help > Explain: the active (or named) panel's explanation, in its own dialog."""
+        return self.panels[kind or self._active_kind].show_explanation()
+
+    def show_about(self) -> None:
+        import workbench
+
+        QMessageBox.about(self, f"About {APP_NAME}",
+                          f"<b>{APP_NAME}</b> {workbench.__version__}<br>Plan, measure and explain the "
+                          "performance of large GPU training runs.")

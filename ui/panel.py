@@ -200,7 +200,9 @@ class PanelBase(QWidget):
         self._override_context = False
         self._context: Any = None
         self._syncing = False
+        self._explain_box = None
         self._build()
+        self.explainRequested.connect(self.show_explanation)
         if scenario is not None:
             self._sync_fields()
 
@@ -497,6 +499,26 @@ class PanelBase(QWidget):
 
     def context_changed(self, ctx: Any) -> None:
         """Override to adapt the scenario to a new shared context (default: nothing)."""
+
+    # -- explanation ----------------------------------------------------------------------------
+    def explanation(self) -> str:
+        """What this panel computes and from which formulas (rich text). Override."""
+        return (type(self).__doc__ or self.title).strip()
+
+    def explanation_title(self) -> str:
+        return self.title
+
+    def show_explanation(self):
+        """Show :meth:`explanation` in this panel's non-modal dialog (created once, reused)."""
+        from ui.dialogs import ExplanationDialog
+
+        if self._explain_box is None:
+            self._explain_box = ExplanationDialog(self, self.explanation_title(), self.explanation())
+        else:
+            self._explain_box.set_text(self.explanation_title(), self.explanation())
+        self._explain_box.show()
+        self._explain_box.raise_()
+        return self._explain_box
 
     # -- hooks for subclasses --------------------------------------------------------------------
     def refresh(self) -> None:

@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import SIGNAL, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QWidget,
@@ -123,7 +122,6 @@ class AllReducePanel(PanelBase):
         self._comparison: list[tuple[str, AllReduceScenario]] = []
         self._log_cache: tuple[str, comms_sweep.MeasuredLog | None, str] | None = None
         self._log_names: dict[str, str] = {}
-        self._explain_box: QMessageBox | None = None
         self._crossover_line = None
         self._op = None
         self._crossover_value: float | None = None
@@ -132,7 +130,6 @@ class AllReducePanel(PanelBase):
         super().__init__(scenario if scenario is not None else AllReduceScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self._build_charts()
-        self.explainRequested.connect(self._on_explain_requested)
         self.refresh()
 
     # -- building ---------------------------------------------------------------------------
@@ -560,26 +557,6 @@ class AllReducePanel(PanelBase):
             "<p>A loaded log's out-of-place times are fitted with t = α + S/B; "
             "“Use fitted latency and bandwidth” turns that line into the ring model's B and α.</p>"
         )
-
-    def _on_explain_requested(self) -> None:
-        # Hosted in the main window, the window shows explanation() itself (it also listens
-        # to explainRequested): one box, not two.
-        if self.receivers(SIGNAL("explainRequested()")) > 1:
-            return
-        self.show_explanation()
-
-    def show_explanation(self) -> QMessageBox:
-        if self._explain_box is None:
-            box = QMessageBox(self)
-            box.setObjectName("explainBox")
-            box.setWindowTitle(f"{self.title}: how it is computed")
-            box.setTextFormat(Qt.TextFormat.RichText)
-            box.setIcon(QMessageBox.Icon.Information)
-            box.setStandardButtons(QMessageBox.StandardButton.Close)
-            self._explain_box = box
-        self._explain_box.setText(self.explanation())
-        self._explain_box.open()
-        return self._explain_box
 
     def chart_for_export(self) -> QWidget | None:
         return self.chart

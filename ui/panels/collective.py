@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QSizePolicy,
     QSlider,
     QSpinBox,
@@ -181,7 +180,6 @@ class CollectivePanel(PanelBase):
         self.catalog = catalog
         self._frames: list[Frame] = []
         self._key: tuple | None = None
-        self._explain_box: QMessageBox | None = None
         super().__init__(
             scenario if scenario is not None else CollectiveScenario(),
             parent,
@@ -224,7 +222,6 @@ class CollectivePanel(PanelBase):
         self._timer.timeout.connect(self._tick)
         self._set_speed(DEFAULT_SPEED)
 
-        self.explainRequested.connect(self.show_explanation)
         self.refresh()
 
     def _build_transport(self) -> QWidget:
@@ -553,19 +550,8 @@ class CollectivePanel(PanelBase):
         ]
         return "\n".join(lines)
 
-    def show_explanation(self) -> QMessageBox:
-        box = self._explain_box
-        if box is None:
-            box = QMessageBox(self)
-            box.setObjectName("explainBox")
-            box.setIcon(QMessageBox.Icon.Information)
-            box.setTextFormat(Qt.TextFormat.RichText)
-            box.setStandardButtons(QMessageBox.StandardButton.Close)
-            self._explain_box = box
-        box.setWindowTitle(f"{self.title}: {self.collective().label}")
-        box.setText(self.explanation())
-        box.open()  # non-blocking
-        return box
+    def explanation_title(self) -> str:
+        return f"{self.title}: {self.collective().label}"
 
     def set_comparison(self, items: Iterable) -> None:
         """Comparisons are not drawn on the animator (yet): say so, change nothing."""

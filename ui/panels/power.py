@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -140,12 +139,10 @@ class PowerPanel(PanelBase):
         self._plan: carbon.PlannedRun | None = None
         self._best: power.CappedPerformance | None = None
         self._slider_caps = np.array([])
-        self._explain_box: QMessageBox | None = None
         self._view_message = ""
         super().__init__(scenario if scenario is not None else PowerScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self._build_charts()
-        self.explainRequested.connect(self.show_explanation)
         if hasattr(catalog, "changed"):
             catalog.changed.connect(self._on_catalog_changed)
         self.refresh()
@@ -676,15 +673,3 @@ class PowerPanel(PanelBase):
             "carbontracker 1.58, Green Algorithms 1.56).</p>"
         )
 
-    def show_explanation(self) -> None:
-        """The explanation in a non-blocking message box."""
-        if self._explain_box is None:
-            box = QMessageBox(self)
-            box.setObjectName("explainBox")
-            box.setWindowTitle(f"About: {self.title}")
-            box.setIcon(QMessageBox.Icon.Information)
-            box.setTextFormat(Qt.TextFormat.RichText)
-            box.setStandardButtons(QMessageBox.StandardButton.Close)
-            self._explain_box = box
-        self._explain_box.setText(self.explanation())
-        self._explain_box.open()

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from ui import theme as th
 from ui.charts import Chart
@@ -116,7 +116,6 @@ class ScalingPanel(PanelBase):
         self.catalog = catalog
         self._comparison: list[tuple[str, ScalingScenario]] = []
         self._analysis: sa.ScalingAnalysis | None = None
-        self._explain_box: QMessageBox | None = None
         self._problem = ""
         self._user_sized = False  # the user dragged the chart/results splitter: keep their sizes
         super().__init__(scenario if scenario is not None else ScalingScenario(), parent, undo_stack=undo_stack)
@@ -135,7 +134,6 @@ class ScalingPanel(PanelBase):
         self.splitter.setSizes([370, 1230])
         self.center.installEventFilter(self)
         self.center.splitterMoved.connect(self._on_user_sized)
-        self.explainRequested.connect(self.show_explanation)
         catalog.changed.connect(self._reload_hardware)
         self.refresh()
 
@@ -462,20 +460,6 @@ class ScalingPanel(PanelBase):
             "<p><b>Storage</b>: read = tokens/s × bytes per token; checkpoint write = size ÷ interval "
             "(size 0: 14 B per parameter). <b>Training time</b> = training tokens ÷ tokens/s.</p>"
         )
-
-    def show_explanation(self) -> QMessageBox:
-        """Show :meth:`explanation` in a non-blocking message box."""
-        if self._explain_box is None:
-            box = QMessageBox(self)
-            box.setObjectName("explainBox")
-            box.setWindowTitle(f"{self.title}: how it is computed")
-            box.setIcon(QMessageBox.Icon.Information)
-            box.setTextFormat(Qt.TextFormat.RichText)
-            box.setStandardButtons(QMessageBox.StandardButton.Close)
-            self._explain_box = box
-        self._explain_box.setText(self.explanation())
-        self._explain_box.open()
-        return self._explain_box
 
     def csv_columns(self):
         """The speedup curve at every power of two (and the current GPU count), with units;

@@ -1,0 +1,598 @@
+"""The main window driven as a person would: type into the toolbar, use the menus, save,
+reopen, undo, answer the unsaved-changes prompt, export and drop files back in."""
+
+from __future__ import annotations
+
+import csv
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
+from PySide6.QtWidgets import QApplication
+
+from storage import Project
+from ui import dialogs
+from ui import theme as th
+from ui.export import read_png_scenario
+from ui.main_window import KEY_RECENT, KEY_STATE, KEY_THEME, WORKSPACE_KEY, MainWindow
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _no_blocking_dialogs(monkeypatch):
+    """Nothing in these tests may block on exec(): every asking function is replaced; a test
+    that expects a question installs its own answer."""
+    asked: dict[str, list] = {"save": [], "messages": []}
+
+    def ask_save_changes(parent, name):
+        asked["save"].append(name)
+        return dialogs.DISCARD
+
+    def show_message(parent, title, text, *, error=True):
+        asked["messages"].append((title, text))
+
+    monkeypatch.setattr(dialogs, "ask_save_changes", ask_save_changes)
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path, rec: False)
+    monkeypatch.setattr(dialogs, "show_message", show_message)
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: pytest.fail("unexpected file dialog"))
+    monkeypatch.setattr(dialogs, "ask_open_path", lambda *a, **k: pytest.fail("unexpected file dialog"))
+    return asked
+
+
+@pytest.fixture
+def asked(_no_blocking_dialogs):
+    return _no_blocking_dialogs
+
+
+@pytest.fixture
+def project_path(tmp_path) -> Path:
+    path = tmp_path / "plan.swbproj"
+    Project.create(path).close()
+    return path
+
+
+def _open_window(qtbot, path: Path) -> MainWindow:
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.resize(1600, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+@pytest.fixture
+def window(qtbot, project_path) -> MainWindow:
+    return _open_window(qtbot, project_path)
+
+
+def _type_gpus(qtbot, window: MainWindow, text: str) -> None:
+    edit = window.context_toolbar.gpu_field.edit
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def _shown_gpus(panel) -> int | None:
+    field = panel.field("n_gpus")
+    return field.value() if field is not None else None
+
+
+# -- window, title, docks ----------------------------------------------------------------------
+def test_title_docks_and_view_menu(window, project_path):
+    assert window.windowTitle() == "plan[*] - Scaling Workbench"
+    assert not window.isWindowModified()
+    names = {dock.objectName() for dock in window.docks.values()} | {window.browser_dock.objectName()}
+    assert names == {"dock.roofline", "dock.collective", "dock.allreduce", "dock.scaling", "dock.power",
+                     "dock.browser"}
+    assert window.history_dock.objectName() == "dock.history" and window.history_dock.isHidden()
+    view_actions = {a.text() for a in window.view_menu.actions()}
+    for dock in window.docks.values():
+        assert dock.toggleViewAction().text() in view_actions
+        assert dock.features() & dock.DockWidgetFeature.DockWidgetClosable
+        assert dock.features() & dock.DockWidgetFeature.DockWidgetFloatable
+    assert len(window.tabifiedDockWidgets(window.docks["roofline"])) == 4
+    assert window.active_kind() == "roofline"
+    assert window.recent_files()[0] == str(project_path.resolve())
+
+
+def test_closed_dock_reopens_from_view_menu(qtbot, window):
+    dock = window.docks["power"]
+    dock.close()
+    assert dock.isHidden()
+    dock.toggleViewAction().trigger()
+    assert not dock.isHidden()
+
+
+def test_ctrl_number_raises_a_panel(qtbot, window):
+    window.raise_actions[3].trigger()
+    assert window.active_kind() == "scaling"
+    qtbot.waitUntil(lambda: window.docks["scaling"].widget().isVisible())
+
+
+# -- the shared context ------------------------------------------------------------------------
+def test_changing_gpus_in_toolbar_updates_panels(qtbot, window):
+    scaling, power = window.panel("scaling"), window.panel("power")
+    assert scaling.scenario().n_gpus == 8 and power.scenario().n_gpus == 8
+    with qtbot.waitSignal(window.context_model.changed, timeout=2000):
+        _type_gpus(qtbot, window, "512")
+    assert window.context_model.context().n_gpus == 512
+    for panel in (scaling, power):
+        assert panel.context().n_gpus == 512
+        assert panel.scenario().n_gpus == 512
+        assert _shown_gpus(panel) == 512  # the panel's own form shows it
+    assert "512 ×" in window.summary_label.text()
+    assert window.isWindowModified()
+
+
+def test_gpu_edits_are_one_undo_step_with_a_readable_name(qtbot, window):
+    _type_gpus(qtbot, window, "512")
+    assert window.undo_stack.undoText() == "Change GPU count to 512"
+    assert "Change GPU count to 512" in window.action_undo.text()
+    _type_gpus(qtbot, window, "1k")  # a second GPU edit merges into the same step
+    assert window.undo_stack.count() == 1
+    assert window.undo_stack.undoText() == "Change GPU count to 1,000"
+
+    window.history_dock.toggleViewAction().trigger()  # View > Undo history lists the step
+    assert window.history.model().rowCount() == 2  # "Opened project" + the edit
+    window.action_undo.trigger()
+    assert window.context_model.context().n_gpus == 8
+    assert window.panel("scaling").scenario().n_gpus == 8
+    assert window.context_toolbar.gpu_field.value() == 8
+    assert not window.isWindowModified()
+    assert window.undo_stack.redoText() == "Change GPU count to 1,000"
+
+    window.action_redo.trigger()
+    assert window.panel("power").scenario().n_gpus == 1000
+    assert window.context_toolbar.gpu_field.edit.text() == "1,000"
+    assert window.isWindowModified()
+
+
+def test_bad_gpu_count_is_refused_with_a_message(qtbot, window):
+    _type_gpus(qtbot, window, "many")
+    assert window.context_model.context().n_gpus == 8
+    assert window.undo_stack.count() == 0
+    assert window.statusBar().currentMessage()  # says what to type instead
+
+
+def test_precision_lists_only_the_presets_precisions(qtbot, window):
+    toolbar = window.context_toolbar
+    index = toolbar.hardware_combo.findData("v100-sxm2")
+    toolbar.hardware_combo.setCurrentIndex(index)
+    toolbar.hardware_combo.activated.emit(index)
+    ctx = window.context_model.context()
+    assert ctx.hardware == "v100-sxm2" and ctx.precision in ("fp16", "fp32")
+    shown = [toolbar.precision_combo.itemData(i) for i in range(toolbar.precision_combo.count())]
+    assert shown == ["fp32", "fp16"]
+    assert not toolbar.sparse_check.isEnabled()  # V100 has no sparse rate
+    assert window.undo_stack.undoText().startswith("Change hardware")
+
+
+def test_hardware_and_interconnect_undo_labels_use_preset_names(qtbot, window):
+    toolbar = window.context_toolbar
+    index = toolbar.hardware_combo.findData("h200-sxm")
+    toolbar.hardware_combo.activated.emit(index)
+    assert window.undo_stack.undoText() == "Change hardware to NVIDIA H200 SXM"
+    index = toolbar.interconnect_combo.findData("nic-400g")
+    toolbar.interconnect_combo.activated.emit(index)
+    assert window.undo_stack.undoText() == "Change interconnect to InfiniBand / Ethernet NIC, 400 Gb/s"
+    assert window.context_model.context().interconnect == "nic-400g"
+    window.action_undo.trigger()
+    assert toolbar.interconnect_combo.currentData() == "nvlink-4"
+
+
+def test_local_override_keeps_a_panel_out_of_the_context(qtbot, window):
+    power = window.panel("power")
+    power.set_override_context(True)
+    _type_gpus(qtbot, window, "64")
+    assert power.scenario().n_gpus == 8
+    assert window.panel("scaling").scenario().n_gpus == 64
+
+
+# -- save, reopen, unsaved changes -------------------------------------------------------------
+def test_save_reopen_and_find_the_change(qtbot, window, project_path):
+    _type_gpus(qtbot, window, "512")
+    assert window.isWindowModified()
+    window.action_save.trigger()
+    assert not window.isWindowModified()
+    assert json.loads(window.project.get_meta(WORKSPACE_KEY))["context"]["n_gpus"] == 512
+    window.close()
+
+    again = _open_window(qtbot, project_path)
+    assert again.context_model.context().n_gpus == 512
+    assert again.context_toolbar.gpu_field.value() == 512
+    assert again.panel("scaling").scenario().n_gpus == 512
+    assert again.panel("power").scenario().n_gpus == 512
+    assert not again.isWindowModified()
+    assert again.undo_stack.count() == 0
+
+
+@pytest.mark.parametrize(("answer", "closes", "saved"), [
+    (dialogs.CANCEL, False, False),
+    (dialogs.DISCARD, True, False),
+    (dialogs.SAVE, True, True),
+])
+def test_unsaved_changes_prompt(qtbot, window, project_path, monkeypatch, answer, closes, saved):
+    calls = []
+
+    def ask(parent, name):
+        calls.append(name)
+        return answer
+
+    monkeypatch.setattr(dialogs, "ask_save_changes", ask)
+    _type_gpus(qtbot, window, "512")
+    assert window.close() is closes
+    assert calls == ["plan"]
+    assert window.isVisible() is (not closes)
+    if not closes:
+        assert window.context_model.context().n_gpus == 512  # nothing lost
+        assert window.isWindowModified()
+        return
+    with Project.open(project_path) as project:
+        workspace = project.get_meta(WORKSPACE_KEY)
+    n_gpus = json.loads(workspace)["context"]["n_gpus"] if workspace else 8
+    assert n_gpus == (512 if saved else 8)
+
+
+def test_no_prompt_without_changes(qtbot, window, asked):
+    assert window.close()
+    assert asked["save"] == []
+
+
+def test_opening_another_project_asks_first(qtbot, window, tmp_path, monkeypatch):
+    other = tmp_path / "other.swbproj"
+    Project.create(other).close()
+    _type_gpus(qtbot, window, "512")
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.CANCEL)
+    monkeypatch.setattr(dialogs, "ask_open_path", lambda *a, **k: str(other))
+    window.action_open.trigger()
+    assert window.project.name == "plan"
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
+    window.action_open.trigger()
+    assert window.project.name == "other"
+    assert window.windowTitle() == "other[*] - Scaling Workbench"
+    assert window.context_model.context().n_gpus == 8
+    assert not window.isWindowModified()
+
+
+def test_save_as_and_new(qtbot, window, tmp_path, monkeypatch):
+    target = tmp_path / "copy"
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: str(target))
+    _type_gpus(qtbot, window, "256")
+    window.action_save_as.trigger()
+    assert window.project.path == target.with_suffix(".swbproj")
+    assert target.with_suffix(".swbproj").exists()
+    assert not window.isWindowModified()
+    assert window.windowTitle() == "copy[*] - Scaling Workbench"
+
+    fresh = tmp_path / "fresh.swbproj"
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: str(fresh))
+    window.action_new.trigger()
+    assert window.project.path == fresh and fresh.exists()
+    assert window.context_model.context().n_gpus == 8
+    assert window.recent_files()[:2] == [str(fresh.resolve()), str(target.with_suffix(".swbproj").resolve())]
+
+
+def test_bad_or_newer_workspace_falls_back_to_defaults(qtbot, project_path):
+    for text, expected in (("{not json", "not restored"), (json.dumps({"version": 99}), "newer version")):
+        with Project.open(project_path) as project:
+            project.set_meta(WORKSPACE_KEY, text)
+            project.save()
+        window = _open_window(qtbot, project_path)
+        assert window.context_model.context().n_gpus == 8
+        assert expected in window.statusBar().currentMessage()
+        window.close()
+
+
+def test_recovery_file_is_offered_on_open(qtbot, window, project_path, monkeypatch):
+    _type_gpus(qtbot, window, "384")
+    recovery = window.write_recovery()
+    assert recovery is not None and recovery.exists()
+    # a crash: the window goes away without saving and without deleting the recovery file
+    window.project._recovery_files.clear()
+    window.project.close()
+    window.project = None
+    window.undo_stack.clear()
+    window.close()
+
+    offered = []
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path, rec: offered.append(rec) or True)
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.open_path(project_path, confirm=False)
+    assert offered == [recovery]
+    assert again.project.recovered
+    assert again.context_model.context().n_gpus == 384
+    assert again.isWindowModified()
+
+
+def test_recent_files_menu_lists_projects(qtbot, window, project_path):
+    window._fill_recent_menu()
+    texts = [a.text() for a in window.recent_menu.actions()]
+    assert texts[0].endswith("plan.swbproj")
+    settings = QSettings()
+    assert settings.value(KEY_RECENT, [], type=list)[0] == str(project_path.resolve())
+
+
+# -- scenarios: browser, save as scenario, compare ------------------------------------------------
+def test_browser_opens_a_saved_scenario_as_an_undoable_edit(qtbot, window):
+    record = next(r for r in window.project.list_scenarios("scaling") if r.name.startswith("70B"))
+    window.browser.openRequested.emit(record.id)
+    scaling = window.panel("scaling")
+    assert scaling.scenario() == window.project.load_scenario(record.id)
+    assert window.active_kind() == "scaling"
+    assert window.undo_stack.undoText() == f"Open scenario '{record.name}'"
+    window.action_undo.trigger()
+    assert scaling.scenario() != window.project.load_scenario(record.id)
+
+
+def test_save_panel_state_as_scenario(qtbot, window, monkeypatch):
+    monkeypatch.setattr(dialogs, "ask_text", lambda *a, **k: "My 512-GPU plan")
+    _type_gpus(qtbot, window, "512")
+    window.panel("scaling").saveRequested.emit()
+    names = [r.name for r in window.project.list_scenarios("scaling")]
+    assert "My 512-GPU plan" in names
+    saved = window.project.load_scenario(("scaling", "My 512-GPU plan"))
+    assert saved.n_gpus == 512
+    assert window.isWindowModified()
+
+
+def test_compare_two_scenarios_overlays_them(qtbot, window):
+    records = window.project.list_scenarios("scaling")
+    assert len(records) >= 2
+    window.browser.compareRequested.emit([r.id for r in records[:2]])
+    panel = window.panel("scaling")
+    if hasattr(panel, "comparison"):
+        assert [name for name, _ in panel.comparison()] == [r.name for r in records[:2]]
+    assert window.active_kind() == "scaling"
+
+
+# -- export ------------------------------------------------------------------------------------
+def test_export_png_svg_csv_and_read_them_back(qtbot, window, tmp_path):
+    window.raise_panel("scaling")
+    png = window.export_active("png", tmp_path / "scaling.png", width_px=1280)
+    image = QImage(str(png))
+    assert not image.isNull() and image.width() == 1280
+    scenario = json.loads(read_png_scenario(png))
+    assert scenario["kind"] == "scaling"
+    assert scenario["n_gpus"] == window.panel("scaling").scenario().n_gpus
+
+    svg = window.export_active("svg", tmp_path / "scaling.svg")
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+
+    csv_path = window.export_active("csv", tmp_path / "scaling.csv")
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) > 1
+    numeric_headers = [h for h in rows[0] if h != "series"]
+    assert numeric_headers and all("(" in h and h.endswith(")") for h in numeric_headers)
+
+
+def test_transparent_png_export(qtbot, window, tmp_path):
+    png = window.export_active("png", tmp_path / "roof.png", width_px=800, background="transparent")
+    image = QImage(str(png))
+    assert image.width() == 800 and image.hasAlphaChannel()
+    assert image.pixelColor(1, 1).alpha() == 0
+
+
+def test_export_menu_asks_options_and_path(qtbot, window, tmp_path, monkeypatch):
+    target = tmp_path / "slide.png"
+    monkeypatch.setattr(dialogs, "get_export_options",
+                        lambda parent, fmt, **k: dialogs.ExportOptions("png", 2400, "white"))
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: str(target))
+    window.action_export_png.trigger()
+    assert QImage(str(target)).width() == 2400
+    assert json.loads(read_png_scenario(target))["kind"] == "roofline"
+
+
+def _drop(window: MainWindow, path: Path) -> bool:
+    """What Qt does when a file is dropped: drag enter, then drop (QApplication only delivers
+    these during a real drag, so the handlers are called as Qt calls them)."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(QPoint(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    if not enter.isAccepted():
+        return False
+    drop = QDropEvent(QPointF(200, 200), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    return drop.isAccepted()
+
+
+def test_dropping_an_exported_png_reopens_its_scenario(qtbot, window, tmp_path):
+    window.raise_panel("power")
+    _type_gpus(qtbot, window, "512")
+    exported = window.panel("power").scenario()
+    png = window.export_active("png", tmp_path / "power.png", width_px=640)
+    window.action_undo.trigger()
+    assert window.panel("power").scenario() != exported
+    window.raise_panel("roofline")
+
+    assert _drop(window, png)
+    qtbot.waitUntil(lambda: window.panel("power").scenario() == exported, timeout=3000)
+    assert window.active_kind() == "power"
+    assert window.undo_stack.undoText() == "Open scenario from power.png"
+
+
+def test_png_without_scenario_says_so(qtbot, window, tmp_path, asked):
+    plain = tmp_path / "plain.png"
+    image = QImage(40, 30, QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.white)
+    image.save(str(plain))
+    assert not window.open_path(plain)
+    assert not _drop(window, tmp_path / "notes.txt")  # not a file the window takes
+    assert asked["messages"] and "carries no Scaling Workbench scenario" in asked["messages"][-1][1]
+
+
+def test_file_open_accepts_a_png(qtbot, window, tmp_path, monkeypatch):
+    window.raise_panel("scaling")
+    png = window.export_active("png", tmp_path / "s.png", width_px=400)
+    monkeypatch.setattr(dialogs, "ask_open_path", lambda *a, **k: str(png))
+    window.raise_panel("roofline")
+    window.action_open.trigger()
+    assert window.active_kind() == "scaling"
+    assert window.project.name == "plan"  # the project stays open
+
+
+# -- presentation, layout, theme ---------------------------------------------------------------
+def test_presentation_mode_toggles_and_restores(qtbot, window):
+    window.raise_panel("scaling")
+    panel, dock = window.panel("scaling"), window.docks["scaling"]
+    before = bytes(window.saveState())
+    window.action_presentation.trigger()
+    presenting = window._presentation
+    assert presenting is not None and panel.window() is presenting
+    qtbot.waitUntil(presenting.isVisible)
+    assert presenting.isFullScreen()
+    assert th.presentation_enabled()
+
+    window.action_presentation.trigger()  # F11 again (Esc does the same)
+    assert window._presentation is None
+    assert dock.widget() is panel
+    assert not th.presentation_enabled()
+    assert bytes(window.saveState()) == before
+    assert window.active_kind() == "scaling"
+
+
+def test_layout_persists_and_resets(qtbot, window, project_path):
+    window.docks["power"].close()
+    window.close()
+    assert not QSettings().value(KEY_STATE, b"", type=bytes) == b""
+    again = _open_window(qtbot, project_path)
+    assert again.docks["power"].isHidden()
+    again.action_reset_layout.trigger()
+    assert not again.docks["power"].isHidden()
+    assert len(again.tabifiedDockWidgets(again.docks["roofline"])) == 4
+
+
+def test_theme_choice_is_stored(qtbot, window):
+    window.theme_actions["dark"].trigger()
+    assert th.current_theme().dark
+    assert QSettings().value(KEY_THEME, "", type=str) == "dark"
+    window.theme_actions["system"].trigger()
+    assert QSettings().value(KEY_THEME, "", type=str) == "system"
+
+
+def test_explain_opens_a_non_modal_dialog(qtbot, window):
+    dialog = window.explain_panel("power")
+    qtbot.addWidget(dialog)
+    assert dialog.isVisible() and not dialog.isModal()
+    assert dialog.browser.toPlainText().strip()
+
+
+# -- preset manager and browser edits ----------------------------------------------------------
+def test_preset_manager_duplicate_is_undoable_and_reaches_the_toolbar(qtbot, window):
+    window.action_presets.trigger()
+    manager = window._preset_manager
+    qtbot.waitUntil(manager.isVisible)
+    assert not manager.isModal()
+    manager.select("h100-sxm")
+    key = manager.duplicate_current()
+    assert key is not None
+    combo = window.context_toolbar.hardware_combo
+    assert combo.findData(key) >= 0  # the new user preset is offered in the toolbar
+    assert window.isWindowModified()
+    assert window.undo_stack.undoText()
+    window.action_undo.trigger()
+    assert combo.findData(key) < 0
+
+
+def test_browser_edits_mark_the_project_modified(qtbot, window):
+    record = window.project.list_scenarios("power")[0]
+    window.project.rename_scenario(record.id, "Renamed")
+    window.browser.projectChanged.emit()
+    assert window.isWindowModified()
+    window.action_save.trigger()
+    assert not window.isWindowModified()
+
+
+def test_export_then_import_a_scenario_file(qtbot, window, tmp_path, monkeypatch):
+    window.raise_panel("scaling")
+    _type_gpus(qtbot, window, "96")
+    target = tmp_path / "plan.swbscenario"
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: str(target))
+    window.action_export_scenario.trigger()
+    assert json.loads(target.read_text())["scenario"]["n_gpus"] == 96
+
+    window.action_undo.trigger()
+    monkeypatch.setattr(dialogs, "ask_open_path", lambda *a, **k: str(target))
+    window.action_import.trigger()
+    imported = [r for r in window.project.list_scenarios("scaling") if "exported" in r.name]
+    assert len(imported) == 1
+    assert window.panel("scaling").scenario().n_gpus == 96
+    assert window.isWindowModified()
+
+
+def test_close_project_returns_to_the_default_project(qtbot, window, asked):
+    _type_gpus(qtbot, window, "96")
+    window.action_close.trigger()
+    assert asked["save"] == ["plan"]
+    assert window.project.name == "default"
+    assert window.context_model.context().n_gpus == 8
+    assert not window.isWindowModified()
+
+
+# -- start-up ----------------------------------------------------------------------------------
+def _run_gui_without_event_loop(qapp, monkeypatch, path):
+    from ui.app import run_gui
+
+    monkeypatch.setattr(qapp, "exec", lambda: 0)
+    assert run_gui(path) == 0
+    windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+    assert len(windows) == 1
+    return windows[0]
+
+
+def test_run_gui_opens_the_given_project(qtbot, qapp, monkeypatch, project_path):
+    window = _run_gui_without_event_loop(qapp, monkeypatch, str(project_path))
+    qtbot.addWidget(window)
+    assert window.project.path == project_path
+
+
+def test_run_gui_falls_back_to_the_default_project(qtbot, qapp, monkeypatch, tmp_path, asked):
+    bad = tmp_path / "broken.swbproj"
+    bad.write_text("not a project")
+    window = _run_gui_without_event_loop(qapp, monkeypatch, str(bad))
+    qtbot.addWidget(window)
+    assert window.project.name == "default"
+    assert len(asked["messages"]) == 1
+    title, text = asked["messages"][0]
+    assert str(bad) in text and "\n" not in text
+
+
+def test_escape_leaves_presentation_mode(qtbot, window):
+    presenting = window.enter_presentation("power")
+    qtbot.waitExposed(presenting)
+    presenting.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is presenting)
+    qtbot.keyClick(presenting, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.presentation_active())
+    assert window.docks["power"].widget() is window.panel("power")
+
+
+def test_dropping_a_png_on_a_chart_reaches_the_window(qtbot, window, tmp_path):
+    """Charts accept drops themselves (QGraphicsView): the window filters their drag events."""
+    from PySide6.QtWidgets import QGraphicsView
+
+    window.raise_panel("scaling")
+    _type_gpus(qtbot, window, "128")
+    exported = window.panel("scaling").scenario()
+    png = window.export_active("png", tmp_path / "scaling.png", width_px=400)
+    window.action_undo.trigger()
+    viewport = window.panel("roofline").findChildren(QGraphicsView)[0].viewport()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(png))])
+    enter = QDragEnterEvent(QPoint(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, drop)
+    qtbot.waitUntil(lambda: window.panel("scaling").scenario() == exported, timeout=3000)
