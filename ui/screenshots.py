@@ -1,0 +1,58 @@
+"""Regenerate the README's pictures from the real widgets: ``python -m ui.screenshots docs``.
+
+Runs headless (offscreen) on a throw-away project seeded like a first start, so the pictures
+show what a new user sees, not anyone's own data.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+
+def take(out_dir: Path) -> list[Path]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from storage import Project
+    from ui.app import create_application
+    from ui.main_window import MainWindow
+    from workbench.kernels import seed_examples
+    from workbench.scenarios import RooflineScenario
+
+    app = create_application([sys.argv[0]])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Project.create(Path(tmp) / "Planning.swbproj")
+        window = MainWindow(project)
+        window.resize(1920, 1080)
+        window.show()
+        window.raise_panel("roofline")
+        roofline = window.panel("roofline")
+        roofline.set_scenario(RooflineScenario(hardware=("h100-sxm", "b200"), kernels=tuple(seed_examples())))
+        QApplication.processEvents()
+        for path, widget in ((out_dir / "screenshot.png", window), (out_dir / "roofline.png", roofline)):
+            if widget is roofline:
+                widget.resize(1600, 900)
+            QApplication.processEvents()
+            widget.grab().save(str(path))
+            written.append(path)
+        window.close()
+        project.close()
+    app.processEvents()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    out = Path(args[0] if args else "docs")
+    for path in take(out):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
