@@ -61,6 +61,13 @@ class ReadOnlyProjectError(ProjectError):
     """The project cannot be saved in place (file or folder not writable)."""
 
 
+class ProjectChangedOnDiskError(ProjectError):
+    """The file was changed (or removed) by another program since it was opened or last saved.
+
+    ``Project.save(overwrite_external=True)`` overwrites it anyway; Save As keeps both.
+    """
+
+
 class ProjectSaveError(ProjectError):
     """Writing the project (or a copy of it) failed; the previous file is unchanged."""
 
@@ -91,6 +98,7 @@ __all__ = [
     "ProjectLockedError",
     "ReadOnlyProjectError",
     "ProjectSaveError",
+    "ProjectChangedOnDiskError",
     "ItemNotFoundError",
     "NameConflictError",
     "BuiltinPresetError",

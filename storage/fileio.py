@@ -14,13 +14,17 @@ temporary file never carries the project's name or extension.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import re
 import secrets
 import shutil
 import sqlite3
 import stat
 import struct
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +44,14 @@ HEADER_SIZE = 100
 # Seconds to wait for another process's lock before giving up with ProjectLockedError.
 BUSY_TIMEOUT = 0.25
 TEMP_MARKER = ".tmp-"
+# A temporary file of our naming pattern untouched for this long is left over from a killed
+# save (a save in progress rewrites and renames its file within seconds).
+STALE_TEMP_SECONDS = 300
+# Files up to this size are hashed whole for change detection; larger ones by their head.
+FINGERPRINT_WHOLE_BYTES = 4 * 2**20
+FINGERPRINT_HEAD_BYTES = 64 * 2**10
+# Files SQLite keeps beside a database while writing it; left behind by a crash.
+JOURNAL_SUFFIXES = ("-journal", "-wal")
 
 _NOT_A_PROJECT_ADVICE = "open a .swbproj file saved by Scaling Workbench (the file was not changed)"
 _CORRUPT_ADVICE = "restore it from a backup or a .bak copy beside it (the file was not changed)"
@@ -132,14 +144,45 @@ def _ro_uri(path: Path) -> str:
     return Path(os.path.abspath(path)).as_uri() + "?mode=ro"
 
 
+@dataclass
+class Loaded:
+    """A database copied into memory, and how journal files beside it were handled."""
+
+    memory: sqlite3.Connection
+    header: Header
+    journals: tuple[Path, ...] = ()  # leftover journal files found beside the file
+    notice: str | None = None  # one line for the user about those journal files
+
+
 def load_into_memory(path: Path) -> tuple[sqlite3.Connection, Header]:
     """Check ``path`` and copy its database into a new in-memory connection.
 
     Raises the matching :class:`ProjectError`; the file is never written.
     """
+    loaded = load(path)
+    return loaded.memory, loaded.header
+
+
+def load(path: Path) -> Loaded:
+    """Check ``path`` and copy its database into memory; nothing beside it is ever written.
+
+    Without journal files beside it the file is read through a read-only connection. A
+    leftover ``-journal`` or ``-wal`` (see :func:`leftover_journals`) would make SQLite
+    roll back or replay it, which a read-only connection cannot do (and which would write
+    beside the file), so the file and its journals are copied to a private scratch folder
+    and opened there instead; if the journal cannot be applied, the file is read as it is.
+    """
     header = read_header(path)
+    journals = tuple(leftover_journals(path))
+    if not journals:
+        return Loaded(_copy_into_memory(path, _ro_uri(path), header), header)
+    return _load_beside_journals(path, header, journals)
+
+
+def _copy_into_memory(path: Path, uri: str, header: Header | None) -> sqlite3.Connection:
+    """Copy the database at ``uri`` into memory and check it; errors name ``path``."""
     try:
-        source = sqlite3.connect(_ro_uri(path), uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+        source = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
     except sqlite3.Error as exc:
         raise _classify(path, exc) from None
     memory = sqlite3.connect(":memory:", check_same_thread=False)
@@ -157,8 +200,9 @@ def load_into_memory(path: Path) -> tuple[sqlite3.Connection, Header]:
         if [tuple(r) for r in result] != [("ok",)]:
             first = str(result[0][0]) if result else "unknown problem"
             raise CorruptProjectError(path, f"is damaged: {first[:200]}", _CORRUPT_ADVICE)
-        if memory.execute("PRAGMA application_id").fetchone()[0] != header.application_id or \
-                memory.execute("PRAGMA user_version").fetchone()[0] != header.user_version:
+        if header is not None and (
+                memory.execute("PRAGMA application_id").fetchone()[0] != header.application_id
+                or memory.execute("PRAGMA user_version").fetchone()[0] != header.user_version):
             raise CorruptProjectError(path, "is damaged: its header is inconsistent", _CORRUPT_ADVICE)
     except ProjectError:
         memory.close()
@@ -166,7 +210,100 @@ def load_into_memory(path: Path) -> tuple[sqlite3.Connection, Header]:
     except sqlite3.Error as exc:
         memory.close()
         raise _classify(path, exc) from None
-    return memory, header
+    return memory
+
+
+def _describe_journals(journals: Iterable[Path]) -> str:
+    names = [j.name for j in journals]
+    kind = "journal file" if len(names) == 1 else "journal files"
+    return f"a {kind} {' and '.join(names)} from an interrupted write"
+
+
+def _load_beside_journals(path: Path, header: Header, journals: tuple[Path, ...]) -> Loaded:
+    what = _describe_journals(journals)
+    with tempfile.TemporaryDirectory(prefix="scaling-workbench-open-") as scratch:
+        copy = Path(scratch) / "project.swbproj"
+
+        def fresh_copy(with_journals: bool) -> None:
+            for leftover in Path(scratch).iterdir():
+                leftover.unlink()
+            try:
+                shutil.copyfile(path, copy)
+                if with_journals:
+                    for journal in journals:
+                        suffix = journal.name[len(real_path(path).name):]
+                        shutil.copyfile(journal, copy.with_name(copy.name + suffix))
+            except OSError as exc:
+                raise ProjectError(
+                    path, f"cannot be read: copying it to a scratch folder to apply the journal beside it "
+                    f"failed ({exc.strerror})",
+                    f"free some space in {tempfile.gettempdir()} and check the permissions "
+                    "(the file was not changed)") from None
+
+        def open_copy() -> Loaded:
+            # Read-write, in the scratch folder only: SQLite rolls back (or replays) the journal.
+            memory = _copy_into_memory(path, copy.as_uri(), None)
+            try:
+                try:
+                    fixed = read_header(copy)
+                except NewerVersionError as exc:
+                    raise NewerVersionError(path, exc.found, exc.supported) from None
+                except ProjectError as exc:
+                    raise CorruptProjectError(path, exc.problem, _CORRUPT_ADVICE) from None
+                if memory.execute("PRAGMA user_version").fetchone()[0] != fixed.user_version:
+                    raise CorruptProjectError(path, "is damaged: its header is inconsistent", _CORRUPT_ADVICE)
+            except BaseException:
+                memory.close()
+                raise
+            return Loaded(memory, fixed, journals)
+
+        fresh_copy(with_journals=True)
+        try:
+            loaded = open_copy()
+            loaded.notice = (f"{what} sits beside the project; it was applied to this working copy "
+                             "only (an unfinished change is rolled back), the file itself was not changed")
+            return loaded
+        except (NewerVersionError, ProjectLockedError):
+            raise
+        except ProjectError as exc:
+            first = exc.problem
+        fresh_copy(with_journals=False)
+        try:
+            loaded = open_copy()
+        except ProjectError as exc:
+            raise CorruptProjectError(
+                path, f"cannot be read: {what} sits beside the project and it cannot be read with it "
+                f"({first}) or without it ({exc.problem})",
+                "restore it from a backup or a .bak copy beside it (the file was not changed)") from None
+        loaded.notice = (f"{what} sits beside the project and could not be applied ({first}); the file "
+                         "was opened as it is and may hold part of an unfinished change: check it, "
+                         "then use Save As")
+        return loaded
+
+
+def leftover_journals(path: Path) -> list[Path]:
+    """SQLite journal files beside ``path`` that SQLite would act on when opening it.
+
+    ``NAME-journal`` counts when it is not empty and its first byte is not zero (SQLite's
+    own test for a journal that may need a rollback); ``NAME-wal`` when it is not empty.
+    They belong beside the real file, so a symbolic link is followed first.
+    """
+    real = real_path(path)
+    found = []
+    for suffix in JOURNAL_SUFFIXES:
+        side = real.with_name(real.name + suffix)
+        try:
+            st = os.stat(side)
+            if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+                continue
+            if suffix == "-journal":
+                with open(side, "rb") as handle:
+                    if handle.read(1) == b"\x00":
+                        continue
+        except OSError:
+            continue
+        found.append(side)
+    return found
 
 
 def _classify(path: Path, exc: sqlite3.Error) -> ProjectError:
@@ -176,6 +313,11 @@ def _classify(path: Path, exc: sqlite3.Error) -> ProjectError:
         return ProjectLockedError(
             path, "is locked by another program", "close the other program (or wait for it) and try again"
         )
+    if "readonly" in lowered or "read-only" in lowered:
+        # SQLite wants to roll back a journal (it appeared after we looked for one).
+        return ProjectLockedError(
+            path, "is being written by another program, or a write to it was interrupted",
+            "close the other program and try again (the file was not changed)")
     if "unable to open" in lowered:
         return ProjectError(path, "cannot be opened", "check that the file exists and is readable")
     if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
@@ -184,6 +326,15 @@ def _classify(path: Path, exc: sqlite3.Error) -> ProjectError:
 
 
 # -- writing --------------------------------------------------------------------------------
+
+
+def real_path(path: Path) -> Path:
+    """The file ``path`` stands for, symbolic links followed (it need not exist).
+
+    Writes go to the real file: ``os.replace`` onto a link would replace the link itself
+    with a regular file and leave the file it pointed to stale.
+    """
+    return Path(os.path.realpath(path))
 
 
 def temp_path_for(target: Path) -> Path:
@@ -261,13 +412,15 @@ def _save_error(target: Path, exc: BaseException, what: str) -> ProjectSaveError
 def _atomic_replace(target: Path, fill: Callable[[Path], None], what: str) -> None:
     """Write ``target`` atomically: ``fill`` writes a temp file beside it, which is fsynced and
     renamed over the target, then the folder is fsynced. On any failure the target is as it was
-    and the temp file is removed."""
+    and the temp file is removed. A symbolic link is followed: the file it points to is
+    replaced and the link stays. Errors name ``target`` as given."""
+    real = real_path(target)
     tmp: Path | None = None
     try:
-        tmp = _create_temp(target)
+        tmp = _create_temp(real)
         fill(tmp)
         fsync_file(tmp)
-        os.replace(tmp, target)
+        os.replace(tmp, real)
         tmp = None
     except (OSError, sqlite3.Error) as exc:
         raise _save_error(target, exc, what) from exc
@@ -277,14 +430,23 @@ def _atomic_replace(target: Path, fill: Callable[[Path], None], what: str) -> No
                 os.unlink(tmp)
             except OSError:
                 pass
-    fsync_dir(target.parent)
+    fsync_dir(real.parent)
 
 
 def atomic_write_database(source: sqlite3.Connection, target: Path, what: str = "save") -> None:
-    """Write ``source`` to ``target`` atomically (temp file, fsync, rename, fsync folder)."""
+    """Write ``source`` to ``target`` atomically (temp file, fsync, rename, fsync folder).
+
+    Refused while a journal file sits beside the target: SQLite would later apply that
+    journal to the new file and damage it.
+    """
     if not target.parent.is_dir():
         raise ProjectSaveError(target, f"could not {what}: the folder {target.parent} does not exist",
                                "choose an existing folder")
+    journals = leftover_journals(target)
+    if journals:
+        raise ProjectSaveError(
+            target, f"could not {what}: {_describe_journals(journals)} (or another program writing it) "
+            "sits beside the file", "close the other program and try again, or use Save As to save elsewhere")
     _atomic_replace(target, lambda tmp: copy_database(source, tmp), what)
 
 
@@ -296,12 +458,80 @@ def atomic_copy_file(source: Path, target: Path, what: str = "write a backup cop
     _atomic_replace(target, lambda tmp: shutil.copyfile(source, tmp), what)
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a file looked like: to tell whether another program changed it since."""
+
+    mtime_ns: int
+    size: int
+    digest: str  # sha256 of the whole file when ``whole``, else of its first 64 KiB
+    whole: bool
+
+    def differs_from(self, other: Fingerprint | None) -> bool:
+        if other is None:
+            return True
+        if self.size != other.size or self.digest != other.digest or self.whole != other.whole:
+            return True
+        # Same bytes: a touched file (a sync tool restoring it) is not a change. Only the
+        # head of a large file was hashed, so there the time must match too.
+        return not self.whole and self.mtime_ns != other.mtime_ns
+
+
+def fingerprint(path: Path) -> Fingerprint | None:
+    """The file's (mtime, size, content hash), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            whole = st.st_size <= FINGERPRINT_WHOLE_BYTES
+            data = handle.read(FINGERPRINT_WHOLE_BYTES if whole else FINGERPRINT_HEAD_BYTES)
+    except OSError:
+        return None
+    return Fingerprint(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), whole)
+
+
+def remove_stale_temps(path: Path, names: Iterable[str], *, now: float | None = None) -> list[Path]:
+    """Delete temporary files left beside ``path`` by killed writes; returns those deleted.
+
+    Only regular files named exactly ``NAME.tmp-XXXXXXXX`` (8 lowercase hex digits, the
+    pattern :func:`temp_path_for` makes) for one of ``names`` are candidates, and only
+    when they are no newer than ``path`` (a later save finished) or have not been touched
+    for :data:`STALE_TEMP_SECONDS` (a save in progress, perhaps by another copy of the app,
+    is left alone). Anything else is never touched.
+    """
+    try:
+        reference = os.stat(path).st_mtime_ns
+    except OSError:
+        return []
+    cutoff = int(((time.time() if now is None else now) - STALE_TEMP_SECONDS) * 1e9)
+    pattern = re.compile("|".join(re.escape(name) + re.escape(TEMP_MARKER) + "[0-9a-f]{8}" for name in names))
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        if not pattern.fullmatch(entry.name) or entry.name == path.name:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if st.st_mtime_ns <= reference or st.st_mtime_ns < cutoff:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return sorted(removed)
+
+
 def read_only_reason(path: Path) -> str | None:
     """Why ``path`` cannot be saved in place, or None.
 
     Mode bits are checked as well as ``os.access``: root may write anything, but a file
-    marked read-only is the user's wish all the same.
+    marked read-only is the user's wish all the same. A symbolic link is followed: the
+    file it points to, and that file's folder, are what a save writes.
     """
+    path = real_path(path)
     try:
         st = path.stat()
     except FileNotFoundError:

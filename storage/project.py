@@ -5,7 +5,15 @@ The file on disk is only ever read by :meth:`Project.open` and replaced, atomica
 in-memory SQLite (sqlite3's backup API); every edit goes there and sets :attr:`dirty`.
 Saving writes the working copy to ``NAME.tmp-XXXXXXXX`` beside the file, fsyncs it, renames
 it over the file (``os.replace``) and fsyncs the folder: a crash or a full disk leaves the
-previous file intact and readable.
+previous file intact and readable. A project opened through a symbolic link is saved to the
+file the link points to (resolved at each save); the link stays.
+
+Opening also removes temporary files left beside the file by a killed save, and records
+the file's fingerprint (mtime, size, content hash): :meth:`Project.changed_on_disk` tells
+whether another program (a second copy of the app, a sync tool) replaced it since, and
+:meth:`Project.save` then refuses with :class:`ProjectChangedOnDiskError` unless told to
+overwrite. :attr:`Project.notices` lists what the user should hear about how the file was
+opened (read-only and why, migrated and where the backup is, leftovers removed).
 
 Payloads are JSON parsed by ``workbench`` (no pickle, no eval). A stored scenario or preset
 that does not parse or validate does not stop the project from opening: it is listed in
@@ -37,6 +45,7 @@ from storage.errors import (
     InvalidItemError,
     ItemNotFoundError,
     NameConflictError,
+    ProjectChangedOnDiskError,
     ProjectError,
     ProjectExistsError,
     ProjectSaveError,
@@ -159,6 +168,11 @@ class Project:
         self.migrated_from: int | None = None
         self.backup_path: Path | None = None
         self.recovered = False
+        #: One line each, for the status bar: how the file was opened and what was done
+        #: beside it (read-only and why, migration backup, leftover files removed).
+        self.notices: list[str] = []
+        # What the file looked like when opened or last saved (see changed_on_disk).
+        self._fingerprint: fileio.Fingerprint | None = None
         # Recovery files this working copy wrote or came from: deleted by a clean close.
         self._recovery_files: set[Path] = set()
 
@@ -202,6 +216,7 @@ class Project:
             project._dispose()
             raise
         project._dirty = False
+        project._fingerprint = fileio.fingerprint(fileio.real_path(path))
         return project
 
     def _seed(self, hardware: Iterable[Hardware] | None, samples: Iterable[tuple[str, Scenario]] | None) -> None:
@@ -233,41 +248,72 @@ class Project:
         ``recovered`` are then True); without one the file itself is opened.
         """
         path = Path(path)
+        real = fileio.real_path(path)
         source = path
         recovered = None
         if use_recovery:
             recovered = recovery.find_recovery(path)
             if recovered is not None:
                 source = recovered
-        memory, header = fileio.load_into_memory(source)
-        project = cls(path, memory)
+        # Taken before reading: a change while we read then shows as a change, never the reverse.
+        fingerprint = fileio.fingerprint(real)
+        loaded = fileio.load(source)
+        project = cls(path, loaded.memory)
+        project._fingerprint = fingerprint
         try:
-            if header.user_version < SCHEMA_VERSION:
-                project._migrate(source, header.user_version)
+            if loaded.header.user_version < SCHEMA_VERSION:
+                project._migrate(source, loaded.header.user_version)
             project._check_layout(source)
             if project.migrated_from is not None and recovered is None:
                 project._write_backup(source, project.migrated_from)
         except BaseException:
             project._dispose()
             raise
+        notices = project.notices
+        if loaded.notice:
+            notices.append(loaded.notice)
         if path.exists():
-            project._read_only_reason = fileio.read_only_reason(path)
+            project._read_only_reason = fileio.read_only_reason(real)
+        journals = fileio.leftover_journals(real)
+        if journals and project._read_only_reason is None:
+            # Saving over the file would leave the journal to be applied to the new file.
+            project._read_only_reason = (
+                f"{fileio._describe_journals(journals)} (or another program still writing it) sits beside it")
         if project.migrated_from is not None and recovered is None and project.backup_path is None:
             # Saving would replace the only copy of the old-schema file: Save As instead.
             project._read_only_reason = project._read_only_reason or (
                 f"no backup copy of the schema-{project.migrated_from} file could be written beside it")
+        if project._read_only_reason is not None:
+            notices.append(f"opened read-only because {project._read_only_reason}; "
+                           "use Save As to save a copy elsewhere")
+        if project.migrated_from is not None:
+            if project.backup_path is not None:
+                notices.append(f"migrated from schema {project.migrated_from}; backup at {project.backup_path}")
+            else:
+                notices.append(f"migrated from schema {project.migrated_from}; no backup of the old file "
+                               "was written")
         if recovered is not None:
             project._dirty = True
             project.recovered = True
             project._recovery_files.add(recovered)
+            notices.append(f"restored unsaved changes from the recovery file {recovered}; save to keep them")
+        if path.exists():
+            names = [real.name, recovery.candidates(real)[0].name]
+            for removed in fileio.remove_stale_temps(real, names):
+                notices.append(f"removed {removed.name}, a temporary file left beside the project "
+                               "by an interrupted save")
         return project
 
     def _write_backup(self, source: Path, version: int) -> None:
-        """Copy the old-schema file to ``NAME.bak-v{version}`` (never over an existing backup)."""
-        target = source.with_name(f"{source.name}.bak-v{version}")
+        """Copy the old-schema file to ``NAME.bak-v{version}`` (never over an existing backup).
+
+        Beside the real file when ``source`` is a symbolic link.
+        """
+        real = fileio.real_path(source)
+        target = real.with_name(f"{real.name}.bak-v{version}")
         n = 2
         while target.exists():
-            target = source.with_name(f"{source.name}.bak-v{version}-{n}")
+            target = real.with_name(f"{real.name}.bak-v{version}-{n}")
             n += 1
         try:
             fileio.atomic_copy_file(source, target)
@@ -470,18 +516,44 @@ class Project:
         self._raw_commit()
         fileio.atomic_write_database(self._memory, target, what)
 
-    def save(self) -> None:
-        """Write the working copy over the file, atomically. Clears :attr:`dirty`."""
+    def changed_on_disk(self) -> bool:
+        """True when the file is no longer what this project opened or last saved.
+
+        Another copy of the app, a sync tool or an editor replaced, changed or removed it
+        (compared by size and content hash, and modification time for large files).
+        """
+        self._check_open()
+        if self._fingerprint is None:
+            return False
+        return self._fingerprint.differs_from(fileio.fingerprint(fileio.real_path(self._path)))
+
+    def save(self, *, overwrite_external: bool = False) -> None:
+        """Write the working copy over the file, atomically. Clears :attr:`dirty`.
+
+        Through a symbolic link, the file it points to is written and the link stays.
+        When :meth:`changed_on_disk`, raises :class:`ProjectChangedOnDiskError` and writes
+        nothing, unless ``overwrite_external`` (the user chose to overwrite the other change).
+        """
         self._check_open()
         if self._read_only_reason is not None:
             raise ReadOnlyProjectError(self._path, f"cannot be saved: {self._read_only_reason}",
                                        "use Save As to save a copy elsewhere")
-        reason = fileio.read_only_reason(self._path)  # it may have changed since open
+        target = fileio.real_path(self._path)  # resolved now: the link may have been retargeted
+        reason = fileio.read_only_reason(target)  # it may have changed since open
         if reason is not None:
             self._read_only_reason = reason
             raise ReadOnlyProjectError(self._path, f"cannot be saved: {reason}",
                                        "use Save As to save a copy elsewhere")
-        self._write(self._path, "save")
+        if not overwrite_external and self.changed_on_disk():
+            if target.exists():
+                problem = "not saved: it was changed by another program since you opened it"
+                advice = "use Save As to keep both, or save again to overwrite"
+            else:
+                problem = "not saved: it was moved or deleted by another program since you opened it"
+                advice = "use Save As to save it elsewhere, or save again to write it back here"
+            raise ProjectChangedOnDiskError(self._path, problem, advice)
+        self._write(self._path, "save")  # errors name the path the user knows; fileio follows links
+        self._fingerprint = fileio.fingerprint(target)
         self._dirty = False
         # Any recovery file is now older than the file, so stale: remove it.
         self._delete_recovery_files()
@@ -501,6 +573,7 @@ class Project:
                 raise ReadOnlyProjectError(new_path, f"cannot be replaced: {reason}",
                                            "choose another name or folder")
         self._write(new_path, "save")
+        self._fingerprint = fileio.fingerprint(fileio.real_path(new_path))
         self._path = new_path
         self._read_only_reason = None
         self._dirty = False

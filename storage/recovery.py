@@ -32,12 +32,19 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("scaling-workbench", appauthor=False))
 
 
+def _real(project_path: Path) -> Path:
+    # Recovery files belong to the file a symbolic link points to, not to the link.
+    return Path(os.path.realpath(project_path))
+
+
 def _beside(project_path: Path) -> Path:
+    project_path = _real(project_path)
     return project_path.with_name(f".{project_path.name}{RECOVERY_SUFFIX}")
 
 
 def _in_data_dir(project_path: Path) -> Path:
-    digest = hashlib.sha256(str(Path(os.path.abspath(project_path))).encode("utf-8")).hexdigest()[:16]
+    project_path = _real(project_path)
+    digest = hashlib.sha256(str(project_path).encode("utf-8")).hexdigest()[:16]
     return data_dir() / "recovery" / f"{digest}-{project_path.name}{RECOVERY_SUFFIX}"
 
 
@@ -49,7 +56,7 @@ def candidates(project_path: Path) -> tuple[Path, Path]:
 def recovery_target(project_path: Path) -> Path:
     """Where to write the recovery file now (beside the project if the folder is writable)."""
     beside = _beside(project_path)
-    if os.access(project_path.parent, os.W_OK | os.X_OK):
+    if os.access(beside.parent, os.W_OK | os.X_OK):
         return beside
     target = _in_data_dir(project_path)
     target.parent.mkdir(parents=True, exist_ok=True)
