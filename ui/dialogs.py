@@ -179,6 +179,10 @@ class ExportOptionsDialog(QDialog):
         self.note = QLabel("The PNG carries the scenario: drop it on the window to reopen it.", self)
         self.note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        # say what the button does (a file chooser follows, hence the ellipsis), not "OK"
+        self.export_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.export_button.setText("Export…")
+        self.export_button.setObjectName("exportDialog.export")
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -258,7 +258,9 @@ class MainWindow(QMainWindow):
         self.action_export_scenario = self._action(
             "E&xport Scenario…", self.export_scenario_dialog, None, "action.exportScenario",
             "Write the active panel's scenario to a file")
-        self.action_quit = self._action("&Quit", self.close, sk.Quit, "action.quit")
+        # some platforms (and their themes) bind no key to StandardKey.Quit: Ctrl+Q then
+        quit_keys = sk.Quit if QKeySequence.keyBindings(sk.Quit) else "Ctrl+Q"
+        self.action_quit = self._action("&Quit", self.close, quit_keys, "action.quit")
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
 
         self.action_undo = self.undo_stack.createUndoAction(self, "&Undo")
@@ -560,6 +562,9 @@ class MainWindow(QMainWindow):
 
     def _update_title(self) -> None:
         name = self.project.name if self.project is not None else "No project"
+        if self.project is not None and self.project.read_only:
+            # the status-bar note fades after a few seconds; the title says it while it is true
+            name += " (read-only)"
         self.setWindowTitle(f"{name}[*] - {APP_NAME}")
         if self.project is not None:
             self.setWindowFilePath(str(self.project.path))

@@ -59,6 +59,9 @@ from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import units
 
 FORM_WIDTH = 300  # px: the inputs column, fixed-ish so the chart gets the rest
+#: Until the user drags the handle, the results table under the chart takes the height of its
+#: rows, but never more than this share of the centre: the chart is what a meeting looks at.
+RESULTS_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,17 @@ class ResultsTable(QTableWidget):
         """Tall enough to show every row without scrolling (up to a cap)."""
         self.setMinimumHeight(min(self.sizeHint().height(), 240))
         self.updateGeometry()
+        parent = self.parentWidget()
+        if isinstance(parent, ChartOverResults):
+            parent.balance()
+
+    def content_height(self) -> int:
+        """The height that shows every row (header, rows, frame, a scroll bar if one shows)."""
+        height = (self.horizontalHeader().height() + self.rowCount() * self.verticalHeader().defaultSectionSize()
+                  + 2 * self.frameWidth() + 4)
+        if self.horizontalScrollBar().isVisible():
+            height += self.horizontalScrollBar().height()
+        return height
 
     def rows(self) -> list[tuple[str, str, str]]:
         """The displayed text, row by row (for tests and copying)."""
@@ -173,6 +187,44 @@ class ResultsTable(QTableWidget):
         self.setFont(font)
         self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
         self._fit_height()
+
+
+class ChartOverResults(QSplitter):
+    """The centre of a panel: the chart area over the results table.
+
+    Left to itself a splitter shares the height by size hints, and a table of seven rows took
+    more than half the height under a squeezed chart, most of it blank. Until the user drags
+    the handle, the table here gets the height of its rows (at most ``RESULTS_SHARE`` of the
+    centre, at least its own minimum) and the chart everything else."""
+
+    def __init__(self, results: ResultsTable, parent: QWidget | None = None):
+        super().__init__(Qt.Orientation.Vertical, parent)
+        self._results = results
+        self._user_sized = False
+        self.splitterMoved.connect(self._on_moved)
+
+    def _on_moved(self, *_args) -> None:
+        self._user_sized = True
+
+    def user_sized(self) -> bool:
+        return self._user_sized
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().resizeEvent(event)
+        self.balance()
+
+    def balance(self) -> None:
+        """Give the chart the height the results do not need (unless the user chose sizes)."""
+        if self._user_sized or self.count() != 2 or self.widget(1) is not self._results:
+            return  # a panel that arranged its centre itself (roofline) keeps its own sizes
+        total = self.height() - self.handleWidth()
+        if total <= 0:
+            return
+        table = min(self._results.content_height(), int(total * RESULTS_SHARE))
+        table = max(table, self._results.minimumHeight())
+        if table >= total:
+            return
+        self.setSizes([total - table, table])
 
 
 class PanelBase(QWidget):
@@ -264,7 +316,12 @@ class PanelBase(QWidget):
         self.form_scroll.setWidget(self.form_widget)
         self.form_scroll.setWidgetResizable(True)
         self.form_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # as needed, not off: squeezed (a laptop, a wide chart beside it) the form scrolls
+        # instead of cutting its fields and buttons off at the right edge
+        self.form_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        # not a Tab stop of its own: Tab goes from the panel toolbar straight to the first
+        # field (the scroll area still scrolls each focused field into view)
+        self.form_scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.form_scroll.setMinimumWidth(FORM_WIDTH - 60)
         self.form_scroll.setMaximumWidth(FORM_WIDTH + 80)
 
@@ -274,7 +331,7 @@ class PanelBase(QWidget):
         self.chart_layout = QVBoxLayout(self.chart_area)
         self.chart_layout.setContentsMargins(0, 0, 0, 0)
         self.results = ResultsTable()
-        self.center = QSplitter(Qt.Orientation.Vertical)
+        self.center = ChartOverResults(self.results)
         self.center.setObjectName("centerSplitter")
         self.center.setChildrenCollapsible(False)
         self.center.addWidget(self.chart_area)

@@ -166,3 +166,59 @@ def test_binary_sizes_display_with_binary_prefixes(qtbot):
     field = QuantityField("B", label="Message size", binary=True, value=256 * 2**20)
     qtbot.addWidget(field)
     assert field.edit.text() == "256 MiB"
+
+
+@pytest.mark.parametrize("typed", ["12x", "12 X", "12×", "1,024x"])
+def test_count_field_refuses_a_stray_times_sign(qtbot, typed):
+    """"12x" in a rank count was read as 12 (workbench takes "x" as a speedup factor): a
+    letter in a number must be refused, saying what to type, and the last value kept."""
+    field = IntField(label="Ranks", minimum=2, value=8)
+    qtbot.addWidget(field)
+    field.show()
+    received = []
+    field.valueEdited.connect(received.append)
+    _type(qtbot, field.edit, typed)
+    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
+    assert received == []
+    assert field.value() == 8
+    assert field.edit.text() == typed  # nothing the user typed is lost
+    assert "without 'x'" in field.message_text()
+    assert "enter 12" in field.message_text() or "enter 1,024" in field.message_text()
+
+
+def test_plain_number_field_refuses_a_times_sign_with_a_clear_message(qtbot):
+    pue = QuantityField("", label="PUE", minimum=1, maximum=5, value=1.2)
+    qtbot.addWidget(pue)
+    pue.show()
+    _type(qtbot, pue.edit, "1.5x")
+    qtbot.keyClick(pue.edit, Qt.Key.Key_Return)
+    assert pue.value() == pytest.approx(1.2)
+    # not "PUE must be >= 1 and <= 5", which 1.5 is
+    assert pue.message_text() == "PUE takes a plain number, without 'x': enter 1.5"
+
+
+def test_count_field_message_for_letters_suggests_counts_not_percentages(qtbot):
+    field = IntField(label="GPU count", minimum=1, value=8)
+    qtbot.addWidget(field)
+    field.show()
+    _type(qtbot, field.edit, "abc")
+    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
+    message = field.message_text()
+    assert "whole number" in message and "16k" in message
+    assert "%" not in message and "0.4" not in message
+    assert field.value() == 8
+    _type(qtbot, field.edit, "8a")  # the message names the bad part
+    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
+    assert field.message_text().startswith("'a' is not")
+    assert field.value() == 8 and field.edit.text() == "8a"
+
+
+def test_tooltips_name_the_prefixes_each_unit_really_takes(qtbot):
+    percent = QuantityField("%", label="Serial fraction")
+    duration = QuantityField("s", label="Comm time")
+    size = QuantityField("B", label="Checkpoint size")
+    for field in (percent, duration, size):
+        qtbot.addWidget(field)
+    assert "SI prefixes" not in percent.edit.toolTip()  # "5k%" means nothing
+    assert "ms" in duration.edit.toolTip() and "min" in duration.edit.toolTip()
+    assert "MiB" in size.edit.toolTip()

@@ -29,6 +29,15 @@ _GROUPED = re.compile(r"^\s*([+-]?\d{1,3}(?:[,_ '\u202f]\d{3})+)(\.\d+)?\s*(.*)$
 # "1k", "1.5 M", "2Ki": count multipliers, for fields without a unit.
 _COUNT_SUFFIX = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(k|K|M|G|Ki|Mi|Gi)\s*$")
 _COUNT_FACTORS = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3}
+# "12x", "8 ×": workbench reads a trailing times sign as a dimensionless factor (a speedup
+# "7x"); in a count or plain-number field it is a typo, never a value to take silently.
+_TIMES_SUFFIX = re.compile(r"^\s*[+-]?(?:\d[\d,_ '\u202f]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*[xX×]\s*$")
+# How each unit's field may be typed, for the tooltip ("SI prefixes" means nothing for %).
+_UNIT_FORMS = {
+    "%": "percent, with or without the sign, e.g. {example} or 2.5",
+    "s": "s, ms, µs, min or h, e.g. {example}",
+    "B": "bytes with decimal (kB, MB, GB) or binary (KiB, MiB, GiB) prefixes, e.g. {example}",
+}
 
 
 def _fmt_bound(value: float, unit: str, integer: bool) -> str:
@@ -144,7 +153,8 @@ class QuantityEdit(QLineEdit):
         if rule:
             lines.append(f"Must be {rule}.")
         if self._unit:
-            lines.append(f"Unit: {self._unit}; SI prefixes accepted (k, M, G, T, P), e.g. {example}.")
+            form = _UNIT_FORMS.get(self._unit, "SI prefixes accepted (k, M, G, T, P), e.g. {example}")
+            lines.append(f"Unit: {self._unit}; " + form.format(example=example) + ".")
         elif example:
             lines.append(f"For example {example}" + (" or 1k." if self._integer else "."))
         self.setToolTip("<br>".join(line for line in lines if line))
@@ -190,6 +200,9 @@ class QuantityEdit(QLineEdit):
         return float(value)
 
     def _parse_number(self, text: str) -> float:
+        if not self._unit and _TIMES_SUFFIX.match(text):
+            number = re.sub(r"\s*[xX×]\s*$", "", text)
+            raise ValueError(f"{self._label} takes a plain number, without 'x': enter {number}")
         grouped = _GROUPED.match(text)
         if grouped:  # "1,024" -> "1024"
             text = re.sub(r"[,_ '\u202f]", "", grouped.group(1)) + (grouped.group(2) or "")
@@ -201,6 +214,13 @@ class QuantityEdit(QLineEdit):
                 suffix = _COUNT_SUFFIX.match(text)
                 if suffix:
                     return float(suffix.group(1)) * _COUNT_FACTORS[suffix.group(2)]
+            if self._integer and not self._unit:
+                # workbench's hint for a plain number ("such as '0.4', '40%' or '8B'") suggests
+                # fractions and percentages, which no count accepts
+                lead = re.match(r"^\s*[+-]?[\d.,_ ]*\d[\d.,_ ]*\s*([^\d.,_\s].*)$", text)
+                bad = lead.group(1) if lead else text.strip()
+                what = "a count suffix" if lead else "a number"
+                raise ValueError(f"{bad!r} is not {what}: enter a whole number such as 1,024 or 16k") from None
             # the hint is the message without the field name: the field is right there
             hint = getattr(exc, "hint", "") or str(exc)
             raise ValueError(hint[:1].upper() + hint[1:]) from None
