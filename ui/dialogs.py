@@ -84,6 +84,27 @@ def ask_recover(parent: QWidget | None, project_path: Path, recovery_path: Path)
     return box.clickedButton() is restore
 
 
+OVERWRITE, SAVE_AS = "overwrite", "save_as"
+
+
+def ask_overwrite_external(parent: QWidget | None, name: str, detail: str) -> str:
+    """The file was changed by another program since it was opened: "overwrite", "save_as" or
+    "cancel"."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Project changed on disk")
+    box.setText(f"“{name}” was changed by another program since you opened it.")
+    box.setInformativeText(f"{detail}\nSave As keeps both versions; Overwrite replaces the other "
+                           "program's version with yours.")
+    save_as = box.addButton("Save As…", QMessageBox.ButtonRole.AcceptRole)
+    overwrite = box.addButton("Overwrite", QMessageBox.ButtonRole.DestructiveRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(save_as)
+    box.exec()
+    clicked = box.clickedButton()
+    return SAVE_AS if clicked is save_as else OVERWRITE if clicked is overwrite else CANCEL
+
+
 def ask_replace(parent: QWidget | None, name: str) -> bool:
     """A scenario called ``name`` exists: replace it?"""
     answer = QMessageBox.question(parent, "Replace scenario?",

@@ -49,7 +49,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import FILE_SUFFIX, Project, ProjectError, read_scenario_file
+from storage import (
+    FILE_SUFFIX,
+    Project,
+    ProjectChangedOnDiskError,
+    ProjectError,
+    read_scenario_file,
+)
 from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION, open_or_create_default
 from ui import dialogs
 from ui import theme as th
@@ -591,19 +597,19 @@ class MainWindow(QMainWindow):
             old.close()
         self._add_recent(project.path)
         self._update_title()
-        if project.recovered:
-            self.statusBar().showMessage(f"Recovered unsaved work of {project.name}: save to keep it", 10000)
-        elif message:
-            self.statusBar().showMessage(message, 10000)
-        else:
-            self.statusBar().showMessage(f"Opened {project.path}", 5000)
+        # One status line for everything worth knowing about this open (each showMessage
+        # would replace the last).
+        notes = [message] if message else []
+        notes += list(getattr(project, "notices", ()))
         problems = project.problems
         if problems:
-            self.statusBar().showMessage(f"{project.name}: {len(problems)} item(s) cannot be loaded: {problems[0]}",
-                                         15000)
-        if project.read_only:
-            self.statusBar().showMessage(f"{project.name} is read-only ({project.read_only_reason}); "
-                                         "use Save As to keep changes", 15000)
+            notes.append(f"{len(problems)} item(s) cannot be loaded: {problems[0]}")
+        if project.read_only and not any("read-only" in note for note in notes):
+            notes.append(f"read-only ({project.read_only_reason}); use Save As to keep changes")
+        if notes:
+            self.statusBar().showMessage(f"{project.name}: " + "; ".join(notes), 20000)
+        else:
+            self.statusBar().showMessage(f"Opened {project.path}", 5000)
 
     def _confirm_discard(self) -> bool:
         """Before losing unsaved changes: True to go on (saved or discarded), False to stop."""
@@ -750,7 +756,16 @@ class MainWindow(QMainWindow):
             return self.save_as()
         try:
             self._write_workspace()
-            self.project.save()
+            try:
+                self.project.save()
+            except ProjectChangedOnDiskError as exc:
+                # Another program (or a second copy of this app) wrote the file meanwhile.
+                answer = dialogs.ask_overwrite_external(self, self.project.name, str(exc))
+                if answer == dialogs.SAVE_AS:
+                    return self.save_as()
+                if answer != dialogs.OVERWRITE:
+                    return False
+                self.project.save(overwrite_external=True)
         except ProjectError as exc:
             dialogs.show_message(self, "Could not save the project", str(exc))
             self._update_modified()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -36,6 +37,8 @@ def _no_blocking_dialogs(monkeypatch):
 
     monkeypatch.setattr(dialogs, "ask_save_changes", ask_save_changes)
     monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path, rec: False)
+    monkeypatch.setattr(dialogs, "ask_overwrite_external",
+                        lambda *a, **k: pytest.fail("unexpected changed-on-disk question"))
     monkeypatch.setattr(dialogs, "show_message", show_message)
     monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: pytest.fail("unexpected file dialog"))
     monkeypatch.setattr(dialogs, "ask_open_path", lambda *a, **k: pytest.fail("unexpected file dialog"))
@@ -596,3 +599,38 @@ def test_dropping_a_png_on_a_chart_reaches_the_window(qtbot, window, tmp_path):
                       Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(viewport, drop)
     qtbot.waitUntil(lambda: window.panel("scaling").scenario() == exported, timeout=3000)
+
+
+# -- the file changed by another program --------------------------------------------------------
+def _change_behind_our_back(path: Path) -> None:
+    other = Project.open(path)  # a second copy of the app, or a sync tool
+    other.save_scenario("written elsewhere", other.load_scenario(other.list_scenarios()[0].id))
+    other.save()
+    other.close()
+
+
+@pytest.mark.parametrize("answer", [dialogs.CANCEL, dialogs.OVERWRITE])
+def test_saving_over_a_file_changed_elsewhere_asks_first(qtbot, window, project_path, monkeypatch, answer):
+    questions = []
+    monkeypatch.setattr(dialogs, "ask_overwrite_external",
+                        lambda parent, name, detail: questions.append(detail) or answer)
+    _type_gpus(qtbot, window, "96")
+    _change_behind_our_back(project_path)
+    saved = window.save()
+    assert len(questions) == 1 and "changed by another program" in questions[0]
+    names = [r.name for r in Project.open(project_path).list_scenarios()]
+    if answer == dialogs.CANCEL:
+        assert not saved and window.isWindowModified()
+        assert "written elsewhere" in names  # the other program's version is untouched
+    else:
+        assert saved and not window.isWindowModified()
+        assert "written elsewhere" not in names  # ours replaced it, as the user chose
+
+
+def test_open_reports_what_storage_noticed_in_the_status_bar(qtbot, project_path):
+    stale = project_path.with_name(project_path.name + ".tmp-0123abcd")
+    stale.write_bytes(b"half a save")
+    os.utime(stale, (1, 1))  # older than the project: left by a killed save
+    window = _open_window(qtbot, project_path)
+    assert not stale.exists()
+    assert "temporary file" in window.statusBar().currentMessage()
