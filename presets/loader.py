@@ -260,7 +260,7 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
         source = r.text("source", "") or group_source
         if not source:
             raise r.error("source", "is missing (give it here or once for the whole compute table)")
-        note = "; ".join(n for n in (group_note, r.text("note", "")) if n)
+        note = " ".join(n for n in (group_note, r.text("note", "")) if n)  # each note is a sentence
         dense = r.number("dense_tflops") * TERA
         factor = r.optional_number("sparsity_factor", low=1.0, high=16.0)
         rates.append(_build(r, lambda p=precision, d=dense, s=source, f=factor, n=note: ComputeRate(

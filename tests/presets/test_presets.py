@@ -373,3 +373,10 @@ def test_no_nan_in_data_files():
 
     for name in ("hardware.toml", "grids.toml", "pue.toml", "interconnects.toml"):
         assert all(math.isfinite(x) for x in floats(tomllib.loads(data_text(name)))), name
+
+
+def test_notes_read_as_sentences():
+    # A group note and a figure's own note are joined as sentences, not with '.;'.
+    for hw in presets.load_hardware():
+        for note in [hw.note, *(c.note for c in hw.compute), *(m.note for m in hw.memory)]:
+            assert ".;" not in note, (hw.key, note)
