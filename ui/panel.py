@@ -381,6 +381,16 @@ class PanelBase(QWidget):
         except ImportError:
             return name.replace("_", " ").capitalize()
 
+    def add_section(self, text: str) -> QLabel:
+        """A bold heading that groups the form's next rows ("Model", "Prices")."""
+        label = QLabel(text, self.form_widget)
+        font = QFont(label.font())
+        font.setBold(True)
+        label.setFont(font)
+        label.setContentsMargins(0, 6, 0, 0)
+        self.form.addRow(label)
+        return label
+
     def add_quantity_field(self, name: str, label: str | None = None, unit: str = "", **kwargs) -> QuantityField:
         """A :class:`QuantityField` bound to scenario field ``name`` (SI units)."""
         label = self._label_for(name, label)

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -148,16 +147,8 @@ class PowerPanel(PanelBase):
         self.refresh()
 
     # -- form --------------------------------------------------------------------------------
-    def _section(self, text: str) -> None:
-        label = QLabel(text, self.form_widget)
-        font = QFont(label.font())
-        font.setBold(True)
-        label.setFont(font)
-        label.setContentsMargins(0, 6, 0, 0)
-        self.form.addRow(label)
-
     def _build_form(self) -> None:
-        self._section("Run")
+        self.add_section("Run")
         self.hardware_combo = QComboBox(self.form_widget)
         self.hardware_combo.setObjectName("field.hardware")
         self.hardware_combo.setToolTip("GPU model (from the shared context unless Local override is on)")
@@ -176,7 +167,7 @@ class PowerPanel(PanelBase):
                                 min_inclusive=False,
                                 description="Throughput of one GPU at full power (no cap), tokens per second")
 
-        self._section("Power cap")
+        self.add_section("Power cap")
         self.cap_field = _CapField(
             self.form_widget, label="Power cap", minimum=0, min_inclusive=False,
             description="The GPU power limit (nvidia-smi -pl). Empty or 'uncapped' means the TDP. "
@@ -212,7 +203,7 @@ class PowerPanel(PanelBase):
         box.addLayout(ends)
         self.form.addRow("", slider_box)
 
-        self._section("GPU power model")
+        self.add_section("GPU power model")
         self.add_quantity_field("static_fraction", "Static power share", unit="%", minimum=0, maximum=1,
                                 max_inclusive=False,
                                 description="Share of the TDP drawn whatever the clock (leakage, memory, fans)")
@@ -227,7 +218,7 @@ class PowerPanel(PanelBase):
                                 description="CPUs, memory, NICs and node fans spread over the GPUs "
                                             "(a DGX H100 leaves up to ~575 W per GPU)")
 
-        self._section("Facility and grid")
+        self.add_section("Facility and grid")
         self.pue_combo = QComboBox(self.form_widget)
         self.pue_combo.setObjectName("pueClassCombo")
         for cls in self._pue_classes:
@@ -264,7 +255,7 @@ class PowerPanel(PanelBase):
                                 description="Grid carbon intensity in grams CO2e per kWh; typing a value "
                                             "makes the region custom")
 
-        self._section("Prices")
+        self.add_section("Prices")
         self.add_choice("currency", [(c, c) for c in CURRENCIES])
         self.add_quantity_field("energy_price_per_kwh", "Energy price per kWh", unit="", minimum=0,
                                 description="Price of one kWh of facility energy (0 when the GPU-hour price "

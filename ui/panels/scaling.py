@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from ui import theme as th
@@ -138,16 +137,8 @@ class ScalingPanel(PanelBase):
         self.refresh()
 
     # -- form ----------------------------------------------------------------------------------
-    def _section(self, text: str) -> None:
-        label = QLabel(text, self.form_widget)
-        font = QFont(label.font())
-        font.setBold(True)
-        label.setFont(font)
-        label.setContentsMargins(0, 8, 0, 0)
-        self.form.addRow(label)
-
     def _build_form(self) -> None:
-        self._section("Hardware")
+        self.add_section("Hardware")
         self.hardware_combo = self.add_choice("hardware", self._hardware_choices())
         self.hardware_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.hardware_combo.setMinimumContentsLength(12)
@@ -159,14 +150,14 @@ class ScalingPanel(PanelBase):
         self.add_int_field("n_gpus", minimum=1, maximum=ScalingScenario.MAX_GPUS,
                            description="GPUs in the whole job (all data, tensor and pipeline ranks).")
 
-        self._section("Model")
+        self.add_section("Model")
         self.add_quantity_field("n_params", unit="", minimum=0, min_inclusive=False,
                                 description="Parameter count N, e.g. 6.66B.")
         self.add_int_field("n_layers", minimum=0, description="Transformer layers L (0 with d and T 0: 6N only).")
         self.add_int_field("d_model", minimum=0, description="Heads x head size d (the model width for MHA).")
         self.add_int_field("seq_len", minimum=0, description="Sequence length T in tokens.")
 
-        self._section("Throughput")
+        self.add_section("Throughput")
         self.add_quantity_field("tokens_per_s", "Tokens/s (global)", unit="", minimum=0, min_inclusive=False,
                                 description="Measured global throughput of the whole job, tokens/s.")
         self.measured_field = MeasuredField(self.form_widget, on_commit=lambda pairs: self.edit(measured=pairs))
@@ -175,12 +166,12 @@ class ScalingPanel(PanelBase):
         self.form.addRow("Measured", self.measured_field)
         self.add_choice("recompute", [("none", "none"), ("full (HFU = MFU x 4/3)", "full")], "Recompute")
 
-        self._section("Scaling")
+        self.add_section("Scaling")
         self.add_choice("mode", [("strong (Amdahl)", "strong"), ("weak (Gustafson)", "weak")], "Mode")
         self.add_quantity_field("serial_fraction", unit="%", minimum=0, maximum=1,
                                 description="Share of the work that does not parallelise (Amdahl's s).")
 
-        self._section("Step overheads")
+        self.add_section("Step overheads")
         self.add_int_field("pipeline_stages", minimum=1, description="Pipeline-parallel stages p.")
         self.add_int_field("microbatches", minimum=1, description="Microbatches per step m.")
         self.add_quantity_field("comm_time_s", "Comm time / step", unit="s", minimum=0,
@@ -190,7 +181,7 @@ class ScalingPanel(PanelBase):
         self.add_quantity_field("dataloader_wait_s", "Loader wait / step", unit="s", minimum=0,
                                 description="Time per step the GPUs wait for input data.")
 
-        self._section("Storage")
+        self.add_section("Storage")
         self.add_quantity_field("bytes_per_token", unit="B", minimum=0,
                                 description="Bytes read per trained token (2 for uint16 token ids).")
         self.add_quantity_field("checkpoint_bytes", unit="B", minimum=0, binary=True,
