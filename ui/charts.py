@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPen
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPaintEngine, QPainter, QPen, QPicture, QTransform
 from PySide6.QtWidgets import QGraphicsView
 
 from ui import theme as th
@@ -78,12 +78,142 @@ class LogUnitAxis(pg.AxisItem):
         #: the colour behind the plot: grid lines are drawn opaque, pre-blended onto it
         #: (None: translucent, e.g. for a transparent export)
         self.grid_background: QColor | None = None
+        self._specs_rect: QRectF | None = None
+        #: recorded by paint(): the axis line (``picture``), the tick and grid lines, the labels
+        self._lines: list[tuple[QPen, QPointF, QPointF]] = []
+        self._fills: list[tuple[QColor, float, float, float, float]] | None = None
+        self._fill_rects: tuple | None = None  # (fills, device offset, [(QRect, QColor)])
+        self._text_picture: QPicture | None = None
+
+    def boundingRect(self):  # noqa: N802 - Qt naming
+        # generateDrawSpecs asks for it once per tick label; it maps the whole view each time
+        rect = self._specs_rect
+        return QRectF(rect) if rect is not None else super().boundingRect()
+
+    # -- painting -----------------------------------------------------------------------------
+    @pg.debug.warnOnException  # an exception escaping a paint crashes Qt
+    def paint(self, p, opt, widget):
+        """pyqtgraph's AxisItem.paint (the axis line, then the tick and grid lines, then the
+        labels, recorded once per range, size or style change), with the grid lines filled as
+        1 px rectangles where that lights exactly the pixels Qt's line drawing lights (see
+        ``_fill_lines``): Qt rasterises an aliased 1 px line pixel by pixel, and the ~120 grid
+        lines of a 1920 px log-log chart were a good part of every repaint."""
+        if self.picture is None:
+            self._record()
+        self.picture.play(p)
+        if self._lines and not self._fill_lines(p):
+            p.save()
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            for pen, p1, p2 in self._lines:
+                p.setPen(pen)
+                p.drawLine(p1, p2)
+            p.restore()
+        if self._text_picture is not None:
+            self._text_picture.play(p)
+
+    def _record(self) -> None:
+        """pyqtgraph's drawPicture, split around the tick lines."""
+        picture, text_picture = QPicture(), QPicture()
+        self._lines, self._fills, self._text_picture = [], None, None
+        painter = QPainter(picture)
+        try:
+            if self.style["tickFont"]:
+                painter.setFont(self.style["tickFont"])
+            specs = self.generateDrawSpecs(painter)
+            if specs is not None:
+                axis_spec, tick_specs, text_specs = specs
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+                painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+                pen, p1, p2 = axis_spec
+                painter.setPen(pen)
+                painter.drawLine(p1, p2)
+                self._lines = list(tick_specs)
+                self._fills = self._fillable(self._lines)
+        finally:
+            painter.end()
+        if specs is not None and text_specs:
+            painter = QPainter(text_picture)
+            try:
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+                painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+                if self.style["tickFont"] is not None:
+                    painter.setFont(self.style["tickFont"])
+                painter.setPen(self.textPen())
+                painter.setClipRect(self.boundingRect().toAlignedRect())
+                for rect, flags, text in text_specs:
+                    painter.drawText(rect, int(flags), text)
+            finally:
+                painter.end()
+            self._text_picture = text_picture
+        self.picture = picture
+
+    @staticmethod
+    def _fillable(lines) -> list[tuple[QColor, float, float, float, float]] | None:
+        """The lines as (colour, x1, y1, x2, y2) if every one can be filled as a rectangle:
+        horizontal or vertical, at least 2 px long, drawn with a solid, opaque, 1 px cosmetic
+        pen with square or round caps (Qt lights the same pixels for those; flat caps differ)."""
+        out = []
+        colors: dict[int, QColor | None] = {}  # the few pens (one per tick level), checked once
+        for pen, p1, p2 in lines:
+            key = id(pen)
+            if key not in colors:
+                color = pen.color()
+                plain = (pen.style() == Qt.PenStyle.SolidLine and pen.isCosmetic() and pen.widthF() <= 1.0
+                         and pen.capStyle() in (Qt.PenCapStyle.SquareCap, Qt.PenCapStyle.RoundCap)
+                         and pen.brush().style() == Qt.BrushStyle.SolidPattern and color.alpha() == 255)
+                colors[key] = color if plain else None
+            color = colors[key]
+            x1, y1, x2, y2 = p1.x(), p1.y(), p2.x(), p2.y()
+            if color is None or not ((x1 == x2 and abs(y2 - y1) >= 2) or (y1 == y2 and abs(x2 - x1) >= 2)):
+                return None
+            out.append((color, x1, y1, x2, y2))
+        return out
+
+    def _fill_lines(self, p) -> bool:
+        """Fill the recorded lines as rectangles, if this painter draws them as Qt's raster
+        engine does on screen: unscaled, opaque, plain source-over. An aliased 1 px line from
+        (x1, y) to (x2, y) lights row floor(y), columns floor(min x) to floor(max x) (device
+        coordinates; vertical lines alike), which a 1 px high rectangle fills directly."""
+        fills = self._fills
+        if fills is None:
+            return False
+        engine = p.paintEngine()
+        transform = p.transform()
+        if (engine is None or engine.type() != QPaintEngine.Type.Raster
+                or transform.type().value > QTransform.TransformationType.TxTranslate.value
+                or p.opacity() != 1.0 or p.compositionMode() != QPainter.CompositionMode.CompositionMode_SourceOver):
+            return False
+        dx, dy = transform.dx(), transform.dy()
+        cached = self._fill_rects
+        if cached is None or cached[0] is not fills or cached[1] != (dx, dy):
+            floor = math.floor
+            rects = []
+            for color, x1, y1, x2, y2 in fills:
+                if y1 == y2:
+                    a, b = sorted((floor(x1 + dx), floor(x2 + dx)))
+                    rects.append((QRect(a, floor(y1 + dy), b - a + 1, 1), color))
+                else:
+                    a, b = sorted((floor(y1 + dy), floor(y2 + dy)))
+                    rects.append((QRect(floor(x1 + dx), a, 1, b - a + 1), color))
+            cached = self._fill_rects = (fills, (dx, dy), rects)
+        p.save()
+        p.resetTransform()
+        try:
+            for rect, color in cached[2]:
+                p.fillRect(rect, color)
+        finally:
+            p.restore()
+        return True
 
     def generateDrawSpecs(self, p):  # noqa: N802 - pyqtgraph naming
         """pyqtgraph's specs, with translucent grid lines made opaque over ``grid_background``:
         the same look, but Qt's raster engine blends translucent full-length lines ~10x slower
         (a 1920 px chart's grid took most of every repaint, hover moves included)."""
-        specs = super().generateDrawSpecs(p)
+        self._specs_rect = super().boundingRect()  # constant while the specs are made
+        try:
+            specs = super().generateDrawSpecs(p)
+        finally:
+            self._specs_rect = None
         bg = self.grid_background
         if specs is None or bg is None or self.grid is False:
             return specs
@@ -120,7 +250,46 @@ class LogUnitAxis(pg.AxisItem):
             mantissa = round(real / 10.0 ** math.floor(math.log10(real) + 1e-9), 6)
             keep = mantissa in (1.0,) or (decades <= 2.5 and mantissa in (2.0, 5.0)) or decades <= 1.0
             strings.append(si_label(real, unit, binary=self.binary) if keep else "")
+        if spacing is None:
+            # pyqtgraph's minor (2..9 per decade) level, always the last: None, not "", for an
+            # unlabelled tick skips measuring and placing an empty text; an empty text measures
+            # 0 x 0, so what is drawn and the space the axis keeps are the same
+            strings = [s or None for s in strings]
         return strings
+
+
+class FrameAxis(pg.AxisItem):
+    """The top and right edges of the plot frame: the axis line, no ticks, no values. Drawn
+    directly; pyqtgraph's AxisItem records its (empty) ticks and texts into a picture again
+    after every range change. Anything more than the line is pyqtgraph's own paint."""
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        # no values and no label: pyqtgraph would otherwise re-typeset the (hidden) label
+        # with a new SI prefix on every range change
+        self.enableAutoSIPrefix(False)
+
+    @pg.debug.warnOnException  # an exception escaping a paint crashes Qt
+    def paint(self, p, opt, widget):
+        if (self.style["showValues"] or self._tickLevels != [] or self.grid is not False
+                or self.orientation not in ("top", "right") or tuple(self.style["stopAxisAtTick"]) != (False, False)):
+            super().paint(p, opt, widget)
+            return
+        # pyqtgraph's generateDrawSpecs and drawPicture for an axis without ticks or values
+        bounds = self.mapRectFromParent(self.geometry())
+        if self.orientation == "top":
+            span = (bounds.bottomLeft() + QPointF(-1.0, -1.0), bounds.bottomRight() + QPointF(1.0, -1.0))
+        else:
+            span = (bounds.topLeft() + QPointF(1.0, -1.0), bounds.bottomLeft() + QPointF(1.0, 1.0))
+        points = [self.mapToDevice(point) for point in span]
+        if None in points or (points[1] - points[0]).manhattanLength() == 0:
+            return
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        p.setPen(self.pen())
+        p.drawLine(span[0], span[1])
+        p.restore()
 
 
 @dataclass
@@ -167,6 +336,8 @@ class Chart(pg.PlotWidget):
         axes = {
             "bottom": LogUnitAxis("bottom", x_unit, binary=x_binary),
             "left": LogUnitAxis("left", y_unit, binary=y_binary),
+            "top": FrameAxis("top"),
+            "right": FrameAxis("right"),
         }
         self._theme = th.current_theme()
         super().__init__(parent, background=self._theme.background, axisItems=axes)
@@ -178,6 +349,8 @@ class Chart(pg.PlotWidget):
         self._series: dict[str, Series] = {}
         self._next_color = 0
         self._legend: pg.LegendItem | None = None
+        #: inside ``replacing_series()``: the previous series' items, reused in drawing order
+        self._spare_items: list[pg.PlotDataItem] | None = None
         self._op: tuple[float, float, str] | None = None
         self._op_item: pg.PlotDataItem | None = None
         self._op_label: pg.TextItem | None = None
@@ -198,9 +371,14 @@ class Chart(pg.PlotWidget):
         for name in ("top", "right"):
             plot.showAxis(name)
             plot.getAxis(name).setStyle(showValues=False, tickLength=0)
+            # a frame line with no ticks at all: zero-length ticks drew nothing but stray 1 px
+            # dots along the frame, and cost a tick layout per range change plus a stroked
+            # polygon per tick in every repaint
+            plot.getAxis(name).setTicks([])
         self.setAntialiasing(True)
         self.set_log_axes(log_x, log_y)
         plot.getViewBox().sigRangeChanged.connect(self._place_overlays)
+        plot.getViewBox().sigRangeChanged.connect(self._apply_view_transform)
         self._restyle()
         th.register(self)
 
@@ -280,6 +458,7 @@ class Chart(pg.PlotWidget):
                 lo, hi = math.log10(lo), math.log10(hi)
             kwargs[key] = (lo, hi)
         if kwargs:
+            # the view transform follows at once (_apply_view_transform): one paint, not two
             self.getPlotItem().getViewBox().setRange(padding=padding, **kwargs)
 
     def visible_range(self) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -311,8 +490,13 @@ class Chart(pg.PlotWidget):
         if color is None:
             color_index = self._next_color
             self._next_color += 1
-        item = pg.PlotDataItem(name=name)
-        self.getPlotItem().addItem(item)
+        reused = bool(self._spare_items)
+        if reused:
+            item = self._spare_items.pop(0)
+            self._resume_range_updates(item)
+        else:
+            item = pg.PlotDataItem(name=name)
+            self.getPlotItem().addItem(item)
         series = Series(
             name=name,
             x=xs,
@@ -327,9 +511,48 @@ class Chart(pg.PlotWidget):
         )
         self._series[name] = series
         self._style_series(series)
-        item.setData(xs, ys)
-        self.update_legend()
+        if reused:
+            item.setData(xs, ys, name=name)
+        else:
+            item.setData(xs, ys)
+        if self._spare_items is None:
+            self.update_legend()
         return item
+
+    @contextlib.contextmanager
+    def replacing_series(self) -> Iterator[None]:
+        """Redraw every series at once: the series added inside replace all the chart had,
+        exactly as ``clear_series()`` followed by those ``add_series()`` calls, but cheaper.
+        The items already drawn are reused in drawing order (restyled, renamed and given the
+        new data in place, none created or removed unless the count changes) and the legend
+        is updated once at the end, its labels renamed in place when it lists the same items.
+        Items are reused, so style series only through ``add_series``."""
+        if self._spare_items is not None:  # nested: the outer one finishes the job
+            yield
+            return
+        self._spare_items = [s.item for s in self._series.values()]
+        self._series = {}
+        self._next_color = 0
+        for item in self._spare_items:
+            # a range change inside the block would make each line refit its (old) data to the
+            # new range (pyqtgraph's dynamic range limit), just before it gets new data
+            item._range_limit_suspended = item.opts.get("dynamicRangeLimit")
+            item.opts["dynamicRangeLimit"] = None
+        try:
+            yield
+        finally:
+            spare, self._spare_items = self._spare_items, None
+            plot = self.getPlotItem()
+            for item in spare:
+                self._resume_range_updates(item)
+                plot.removeItem(item)
+            self._sync_legend()
+
+    @staticmethod
+    def _resume_range_updates(item: pg.PlotDataItem) -> None:
+        if hasattr(item, "_range_limit_suspended"):
+            item.opts["dynamicRangeLimit"] = item._range_limit_suspended
+            del item._range_limit_suspended
 
     def set_series_data(self, name: str, x: Sequence[float], y: Sequence[float]) -> None:
         series = self._series[name]
@@ -340,14 +563,16 @@ class Chart(pg.PlotWidget):
         series = self._series.pop(name, None)
         if series is not None:
             self.getPlotItem().removeItem(series.item)
-            self.update_legend()
+            if self._spare_items is None:
+                self.update_legend()
 
     def clear_series(self) -> None:
         for name in list(self._series):
             series = self._series.pop(name)
             self.getPlotItem().removeItem(series.item)
         self._next_color = 0
-        self.update_legend()
+        if self._spare_items is None:
+            self.update_legend()
 
     def series(self) -> list[Series]:
         return list(self._series.values())
@@ -376,7 +601,9 @@ class Chart(pg.PlotWidget):
     def _style_series(self, series: Series) -> None:
         color = self._series_color(series)
         s = th.scale_factor(self._presentation)
-        series.item.setPen(self._pen(color, series.width, series.style))
+        pen = self._pen(color, series.width, series.style)
+        if series.item.opts.get("pen") != pen:  # an equal pen would only redo the curve's style work
+            series.item.setPen(pen)
         if series.symbol:
             series.item.setSymbol(series.symbol)
             series.item.setSymbolSize(th.BASE_MARKER_SIZE * 0.7 * s)
@@ -414,6 +641,30 @@ class Chart(pg.PlotWidget):
             legend.addItem(series.item, series.name)
         plot.legend = legend
         self._legend = legend
+
+    def _sync_legend(self) -> None:
+        """The legend for the current series: when it already lists the same items in the
+        same order, only the changed names are set (a rebuilt legend lays out every entry
+        again); otherwise ``update_legend()``."""
+        legend = self._legend
+        shown = [s for s in self._series.values() if s.in_legend and s.name]
+        if (legend is None or len(shown) <= 1 or len(legend.items) != len(shown)
+                or any(sample.item is not s.item for (sample, _label), s in zip(legend.items, shown, strict=True))):
+            self.update_legend()
+            return
+        renamed = False
+        for (sample, label), s in zip(legend.items, shown, strict=True):
+            if label.text != s.name:
+                label.setText(s.name)
+                renamed = True
+            sample.update()  # its line is drawn with the item's (possibly new) pen
+        if renamed:
+            # size the box as a new legend would: from the labels' own widths (the layout has
+            # stretched them to the widest one, which may have been renamed shorter)
+            for _sample, label in legend.items:
+                label.resize(label.minimumSize())
+            legend.updateSize()
+            legend.layout.activate()  # now, not as a posted layout request after the paint
 
     def legend_visible(self) -> bool:
         return self._legend is not None and self._legend.isVisible()
@@ -492,6 +743,13 @@ class Chart(pg.PlotWidget):
                 font = QFont()
                 font.setPointSizeF(th.BASE_TICK_FONT_PT * 0.9 * s)
                 line.label.textItem.setFont(font)
+
+    def _apply_view_transform(self, *_args) -> None:
+        """The view transform for a new range, now: pyqtgraph defers it to the next paint
+        (ViewBox.prepareForPaint), and changing it there dirties the scene again, so every set
+        range, zoom or pan was painted twice."""
+        if self._alive():
+            self.getPlotItem().getViewBox().updateMatrix()
 
     def _place_overlays(self, *_args) -> None:
         """Re-place items positioned in view coordinates (they do not follow log mode)."""
@@ -611,7 +869,9 @@ class Chart(pg.PlotWidget):
     # -- look ---------------------------------------------------------------------------------
     def set_title(self, title: str) -> None:
         self._title = title
-        self._apply_labels()
+        # only the title: setting the (unchanged) axis labels again makes every axis
+        # regenerate its ticks, grid and text on the next paint
+        self._apply_title()
 
     def set_presentation(self, enabled: bool) -> None:
         """Thick lines and large fonts for a projector."""
@@ -640,6 +900,10 @@ class Chart(pg.PlotWidget):
                 ax.setLabel(text=label, units=unit or None, **style)
             else:
                 ax.showLabel(False)
+        self._apply_title()
+
+    def _apply_title(self) -> None:
+        s = th.scale_factor(self._presentation)
         plot = self.getPlotItem()
         if self._title:
             plot.setTitle(self._title, color=self._theme.ink, size=f"{th.BASE_LABEL_FONT_PT * 1.15 * s:.1f}pt", bold=True)

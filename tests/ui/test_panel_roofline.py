@@ -7,15 +7,16 @@ import csv
 import json
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QUndoStack
 
 from ui.catalog import HardwareCatalog
 from ui.panels.roofline import RooflinePanel
 from workbench import roofline as rl
 from workbench.context import RunContext
-from workbench.kernels import gemm, seed_examples
+from workbench.kernels import Kernel, gemm, seed_examples
 from workbench.scenarios import RooflineScenario, scenario_from_json
 
 
@@ -362,3 +363,192 @@ def test_fast_scatter_matches_pyqtgraph_set_data(qtbot):
     assert all(r["w"] > 0 for r in fast.data["sourceRect"])
     np.testing.assert_array_equal(fast.data["size"], np.full(50, 9.0))
     assert fast.fragmentAtlas.maxWidth == pytest.approx(slow.fragmentAtlas.maxWidth)
+
+
+# -- redrawing many kernels: cheaper, and the same ---------------------------------------------
+def _many_kernels(n: int, seed: int = 3) -> tuple[Kernel, ...]:
+    rng = np.random.default_rng(seed)
+    flops = 10 ** rng.uniform(6, 13, n)
+    ai = 10 ** rng.uniform(-1.5, 3.8, n)
+    return tuple(Kernel(name=f"k{i}", flops=float(flops[i]), bytes=float(flops[i] / ai[i]),
+                        time_s=None if i % 3 else float(flops[i] / 1e14 * (1 + i % 7))) for i in range(n))
+
+
+class _PaintCounter(QObject):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def test_placements_under_a_new_roof_equal_place_many(panel):
+    """The panel re-evaluates only the roof-dependent part for the same kernels: it must
+    give exactly what rl.place_many gives."""
+    kernels = _many_kernels(500)
+    panel.add_kernels(kernels)
+    for precision, sparse in (("fp8", False), ("fp8", True), ("bf16", True), ("fp16", False)):
+        panel.edit(precision=precision, sparse=sparse)
+        roof = panel.primary_roofs()[0]
+        expected = rl.place_many(kernels, roof.peak_flops, roof.mem_bw)
+        got = panel.placements()
+        assert got.names == expected.names
+        for field in ("intensity", "ceiling", "achieved", "fraction_of_roof", "compute_bound", "measured"):
+            a, b = getattr(got, field), getattr(expected, field)
+            assert a.dtype == b.dtype and np.array_equal(a, b), field
+    pick(panel.hardware_combo, "b200")
+    roof = panel.primary_roofs()[0]
+    np.testing.assert_array_equal(panel.placements().achieved,
+                                  rl.place_many(kernels, roof.peak_flops, roof.mem_bw).achieved)
+
+
+def test_a_parameter_change_redraws_in_place_and_paints_the_chart_once(panel, qtbot):
+    pick(panel.compare_combos[0], "b200")
+    panel.add_kernels(_many_kernels(300))
+    qtbot.waitExposed(panel)
+    QCoreApplication.processEvents()
+    QCoreApplication.processEvents()
+    items = [s.item for s in panel.chart.series()]
+    legend = panel.chart.getPlotItem().legend
+    counter = _PaintCounter()
+    panel.chart.viewport().installEventFilter(counter)
+    for change in ({"sparse": True}, {"precision": "fp8"}, {"sparse": False}, {"precision": "bf16"}):
+        before = counter.count
+        panel.edit(**change)
+        for _ in range(3):
+            QCoreApplication.processEvents()
+        assert counter.count - before == 1, change  # pyqtgraph painted every range change twice
+    # the same line items and legend, renamed: nothing deleted and made again
+    assert [s.item for s in panel.chart.series()] == items
+    assert panel.chart.getPlotItem().legend is legend
+    names = [label.text for _sample, label in legend.items]
+    assert names == [s.name for s in panel.chart.series() if s.in_legend]
+    assert any(n.startswith("H100 SXM: ridge 295") for n in names)
+    # brushes and pens are kept, so the scatter's symbol atlas does not grow with every redraw
+    assert len(panel.points.fragmentAtlas) <= 2
+
+
+def test_replacing_series_matches_clear_and_add(qtbot):
+    """Chart.replacing_series(): the series, their order, styles and legend are those that
+    clear_series() and the same add_series() calls give; the items are reused."""
+    from ui.charts import Chart
+
+    def draw(chart, names):
+        for i, name in enumerate(names):
+            chart.add_series(name, [1, 10, 100], [i + 1, i + 2, i + 3], width=1 + i,
+                             style="dash" if i % 2 else "solid", in_legend=i < 3)
+
+    fresh, reused = Chart(log_x=True), Chart(log_x=True)
+    qtbot.addWidget(fresh)
+    qtbot.addWidget(reused)
+    draw(fresh, ["a", "b", "c", "d"])
+    draw(reused, ["a", "b", "c", "d"])
+    first_items = [s.item for s in reused.series()]
+    for names in (["c", "x", "a"], ["p", "q", "r", "s", "t"], ["only"], []):
+        fresh.clear_series()
+        draw(fresh, names)
+        with reused.replacing_series():
+            draw(reused, names)
+        if names == ["c", "x", "a"]:
+            assert [s.item for s in reused.series()] == first_items[:3]  # reused, in drawing order
+        assert [s.name for s in reused.series()] == [s.name for s in fresh.series()] == names
+        for a, b in zip(fresh.series(), reused.series(), strict=True):
+            assert a.item.name() == b.item.name() == a.name
+            assert a.item.opts["pen"] == b.item.opts["pen"]
+            np.testing.assert_array_equal(a.item.getData()[1], b.item.getData()[1])
+        assert reused.legend_visible() == fresh.legend_visible()
+        if fresh.legend_visible():
+            assert ([label.text for _s, label in reused.getPlotItem().legend.items]
+                    == [label.text for _s, label in fresh.getPlotItem().legend.items])
+        plotted = [i for i in reused.getPlotItem().items if isinstance(i, pg.PlotDataItem)]
+        assert len(plotted) == len(names)
+
+
+def test_fast_scatter_paint_is_pixel_identical_to_pyqtgraph(panel, qtbot, monkeypatch):
+    from ui.panels.roofline import KernelScatter
+
+    panel.add_kernels(_many_kernels(2000))
+    qtbot.waitExposed(panel)
+
+    def grab() -> bytes:
+        panel.chart.viewport().repaint()
+        image = panel.chart.grab().toImage()
+        return bytes(image.constBits())  # while ``image`` lives: the bits are its memory
+
+    fast_paint = KernelScatter._paint_fast
+    taken = []
+    monkeypatch.setattr(KernelScatter, "_paint_fast",
+                        lambda self, p, widget: taken.append(fast_paint(self, p, widget)) or taken[-1])
+    fast = grab()
+    assert True in taken  # the kernels are inside the view: the fast path drew them
+    monkeypatch.setattr(KernelScatter, "_paint_fast", lambda self, p, widget: False)
+    assert grab() == fast
+
+
+def test_what_a_change_repaints_matches_a_full_repaint(panel, qtbot):
+    """Only the changed parts are repainted (the chart once, the kernel table's changed cells):
+    what the chart and the kernel table show afterwards must equal a full repaint."""
+    from PySide6.QtWidgets import QApplication
+
+    pick(panel.compare_combos[0], "b200")
+    panel.add_kernels(_many_kernels(400))
+    qtbot.waitExposed(panel)
+    areas = [panel.chart.viewport(), panel.kernel_table.viewport()]
+
+    def on_screen() -> list[np.ndarray]:
+        QCoreApplication.processEvents()
+        QCoreApplication.processEvents()
+        image = QApplication.primaryScreen().grabWindow(panel.winId()).toImage()
+        pixels = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
+        pixels = pixels.reshape(image.height(), image.bytesPerLine() // 4, 4).copy()  # while ``image`` lives
+        out = []
+        for widget in areas:
+            corner = widget.mapTo(panel.window(), widget.rect().topLeft())
+            out.append(pixels[corner.y():corner.y() + widget.height(), corner.x():corner.x() + widget.width()])
+        return out
+
+    on_screen()
+    for change in ({"sparse": True}, {"precision": "fp8"}, {"hardware": ("a100-sxm-80gb", "b200")},
+                   {"precision": "bf16"}, {"sparse": False}, {"hardware": ("h100-sxm", "b200")}):
+        panel.edit(**change)
+        shown = on_screen()
+        for widget in areas:
+            widget.repaint()  # all of it
+        for widget, before, after in zip(areas, shown, on_screen(), strict=True):
+            assert np.array_equal(before, after), (change, widget.parent().objectName())
+
+
+def test_axes_paint_the_pixels_lines_paint(panel, qtbot, monkeypatch):
+    """The grid lines filled as 1 px rectangles (LogUnitAxis) and the frame axes drawn
+    directly (FrameAxis) give the pixels of the lines Qt draws for them otherwise: the
+    axis's own line drawing, and pyqtgraph's paint of a frame axis."""
+    from ui.charts import LogUnitAxis
+
+    pick(panel.compare_combos[0], "b200")
+    panel.add_kernels(_many_kernels(200))
+    qtbot.waitExposed(panel)
+    plot = panel.chart.getPlotItem()
+
+    def grab() -> bytes:
+        for side in ("left", "bottom", "top", "right"):
+            plot.getAxis(side).picture = None
+        panel.chart.viewport().repaint()
+        image = panel.chart.grab().toImage()
+        return bytes(image.constBits())  # while ``image`` lives: the bits are its memory
+
+    for change in ({}, {"sparse": True}, {"precision": "fp8", "show_precision_ceilings": True}):
+        if change:
+            panel.edit(**change)
+        ours = grab()
+        assert plot.getAxis("left")._fills is not None  # the rectangles were used
+        with monkeypatch.context() as m:
+            m.setattr(LogUnitAxis, "_fill_lines", lambda self, p: False)  # Qt draws the lines
+            for side in ("top", "right"):  # pyqtgraph's own paint (empty tick levels)
+                plot.getAxis(side).setTicks([[], []])
+            lines = grab()
+        for side in ("top", "right"):
+            plot.getAxis(side).setTicks([])
+        assert ours == lines, change

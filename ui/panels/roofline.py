@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QTransform
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -107,9 +107,12 @@ class KernelScatter(pg.ScatterPlotItem):
 
     ``ScatterPlotItem.setData`` with per-point brushes looks up every point's style in Python
     (~25 ms for 10,000 points); here the few styles are looked up once and assigned with
-    boolean masks, so a redraw of 10,000 kernels costs about a millisecond. Hover tips, clicks
-    and painting are pyqtgraph's own. If pyqtgraph's internals ever differ, it falls back to
-    ``setData``.
+    boolean masks, into the same record array while the number of points stays, and only the
+    points that changed class are restyled: a redraw of 10,000 kernels costs a fraction of a
+    millisecond. Painting is pyqtgraph's pixmap-fragment drawing without its per-paint
+    bookkeeping when every point is in view (``_paint_fast``, the same pixels), pyqtgraph's
+    own otherwise; hover tips and clicks are pyqtgraph's. If pyqtgraph's internals ever
+    differ, it falls back to ``setData``.
     """
 
     def set_points(self, x, y, classes, brushes, pens, size: float, symbol: str = "o") -> None:
@@ -129,31 +132,71 @@ class KernelScatter(pg.ScatterPlotItem):
 
     def _fast_set(self, x, y, classes, brushes, pens, size, symbol) -> None:
         n = len(x)
-        self.data["item"][...] = None
-        data = np.empty(n, dtype=self.data.dtype)
+        data = self.data
+        style = (tuple(map(id, brushes)), tuple(map(id, pens)), size, symbol)
+        same = len(data) == n and n and data is getattr(self, "_filled", None)
+        if same:
+            # the same number of points as last time: overwrite the record array in place.
+            # A new one costs ~5 ms for 10,000 points (numpy fills its object fields one by
+            # one); the point indices ("data") and the symbols are already there.
+            data["item"] = None
+            if self._filled_symbol != symbol:
+                data["symbol"] = symbol
+        else:
+            self.data["item"][...] = None
+            data = np.empty(n, dtype=self.data.dtype)
+            data["data"] = np.arange(n)
+            symbols = np.empty(n, dtype=object)
+            symbols[:] = symbol
+            data["symbol"] = symbols
         data["x"] = x
         data["y"] = y
-        data["size"] = size
         data["visible"] = True
         data["hovered"] = False
-        data["data"] = np.arange(n)
-        symbols = np.empty(n, dtype=object)
-        symbols[:] = symbol
-        data["symbol"] = symbols
         brush_arr = np.empty(len(brushes), dtype=object)
         brush_arr[:] = brushes
         pen_arr = np.empty(len(pens), dtype=object)
         pen_arr[:] = pens
-        data["brush"] = brush_arr[classes]
-        data["pen"] = pen_arr[classes]
-        data["sourceRect"] = 0
-        if self.opts["pxMode"] and self.opts["useCache"]:
+        use_atlas = bool(self.opts["pxMode"] and self.opts["useCache"])
+        rects = None
+        if use_atlas:
+            rects = np.zeros((len(brushes), 4), dtype=int)
             for c in range(len(brushes)):
-                mask = classes == c
-                if mask.any():
+                if (classes == c).any():
                     (coords,) = self.fragmentAtlas[[(symbol, size, pens[c], brushes[c])]]
-                    data["sourceRect"][mask] = coords
+                    rects[c] = coords
+        previous = getattr(self, "_filled_classes", None)
+        if (same and previous is not None and len(previous) == n and getattr(self, "_filled_style", None) == style
+                and getattr(self, "_filled_rects", None) is not None and np.array_equal(self._filled_rects, rects)):
+            # the same styles: only the points that changed class get another brush, pen and
+            # symbol (a new roof moves a few kernels across the ridge)
+            changed = np.flatnonzero(classes != previous)
+            if changed.size:
+                now = classes[changed]
+                data["brush"][changed] = brush_arr[now]
+                data["pen"][changed] = pen_arr[now]
+                data["sourceRect"][changed] = rects[now].view(data.dtype["sourceRect"]).reshape(changed.size)
+        else:
+            data["size"] = size
+            data["brush"] = brush_arr[classes]
+            data["pen"] = pen_arr[classes]
+            data["sourceRect"] = 0
+            if use_atlas:
+                for c in range(len(brushes)):
+                    mask = classes == c
+                    if mask.any():
+                        data["sourceRect"][mask] = tuple(int(v) for v in rects[c])
+        self._filled_classes = classes.copy()
+        self._filled_style = style
+        self._filled_rects = rects
         self.data = data
+        self._filled = data
+        self._filled_symbol = symbol
+        self._xy_bounds = None
+        if n:
+            bounds = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
+            if all(math.isfinite(b) for b in bounds):
+                self._xy_bounds = bounds
         self.prepareGeometryChange()
         self.informViewBoundsChanged()
         self.bounds = [None, None]
@@ -161,6 +204,77 @@ class KernelScatter(pg.ScatterPlotItem):
         self._updateMaxSpotSizes(data=data)
         self.invalidate()
         self.sigPlotChanged.emit(self)
+
+    # -- painting ---------------------------------------------------------------------------
+    def invalidate(self) -> None:
+        self._frags_ready = None
+        super().invalidate()
+
+    def updateSpots(self, dataSet=None) -> None:  # noqa: N802 - pyqtgraph naming
+        self._frags_ready = None
+        self._filled_classes = None  # pyqtgraph restyled the points: the next set is a full one
+        super().updateSpots(dataSet)
+
+    @pg.debug.warnOnException  # an exception escaping a paint crashes Qt
+    def paint(self, p, option, widget) -> None:
+        if not self._paint_fast(p, widget):
+            self._frags_ready = None  # pyqtgraph fills the fragment buffer its own way
+            super().paint(p, option, widget)
+
+    def _paint_fast(self, p, widget) -> bool:
+        """pyqtgraph's own pixmap-fragment drawing when every point is inside the view (the
+        usual case: the panel sets the range around the kernels), without its per-paint
+        culling mask, structured-array copies and conversions of the unchanged symbol
+        rectangles: device positions are computed as pyqtgraph does, the rest of the fragment
+        buffer is kept while the points' symbols stay. Anything else (points outside the
+        view, an export, another device pixel ratio) is pyqtgraph's paint."""
+        data = self.data
+        if (not len(data) or self.opts["pxMode"] is not True or not self.opts["useCache"]
+                or self._exportOpts is not False or self.opts.get("compositionMode") is not None):
+            return False
+        if data is getattr(self, "_filled", None):
+            bounds = self._xy_bounds
+        elif len(data) <= 64:  # a few points given to setData (the ridge markers)
+            x, y = data["x"], data["y"]
+            bounds = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
+            if not all(math.isfinite(b) for b in bounds) or not data["visible"].all():
+                return False
+        else:
+            return False
+        if bounds is None:
+            return False
+        atlas = self.fragmentAtlas
+        dpr = atlas.devicePixelRatio()
+        if widget is not None and widget.devicePixelRatioF() != dpr:
+            return False
+        view = self.viewRect()
+        transform = p.transform()
+        if view is None or transform.type() == QTransform.TransformationType.TxProject:
+            return False
+        xmin, xmax, ymin, ymax = bounds
+        if not (view.left() <= xmin and xmax <= view.right() and view.top() <= ymin and ymax <= view.bottom()):
+            return False
+        # as pyqtgraph's fn.transformCoordinates: (m11 x + m21 y) + dx, (m12 x + m22 y) + dy
+        x, y = data["x"], data["y"]
+        px = x * transform.m11() + y * transform.m21()
+        px += transform.dx()
+        py = x * transform.m12() + y * transform.m22()
+        py += transform.dy()
+        p.resetTransform()
+        n = len(data)
+        fragments = self._pixmapFragments
+        fragments.resize(n)
+        frags = fragments.ndarray()
+        key = (frags.__array_interface__["data"][0], n, dpr)
+        if getattr(self, "_frags_ready", None) != key:
+            rects = np.ascontiguousarray(data["sourceRect"])
+            frags[:, 2:6] = np.frombuffer(rects, dtype=int).reshape((-1, 4))  # sx, sy, sw, sh
+            frags[:, 6:10] = [1 / dpr, 1 / dpr, 0.0, 1.0]  # scaleX, scaleY, rotation, opacity
+            self._frags_ready = key
+        frags[:, 0] = px
+        frags[:, 1] = py
+        p.drawPixmapFragments(*fragments.drawargs(), atlas.pixmap)
+        return True
 
 
 class RooflineChart(Chart):
@@ -275,7 +389,7 @@ class RooflinePanel(PanelBase):
         self.compared_points = KernelScatter(pxMode=True, hoverable=True, tip=self._compared_tip)
         self.compared_points.setZValue(29)
         plot.addItem(self.compared_points)
-        self.ridge_marker = pg.ScatterPlotItem(pxMode=True)
+        self.ridge_marker = KernelScatter(pxMode=True)  # pyqtgraph's scatter, painted as KernelScatter is
         self.ridge_marker.setZValue(35)
         plot.addItem(self.ridge_marker)
         self._compared_names: list[str] = []
@@ -364,17 +478,28 @@ class RooflinePanel(PanelBase):
     def _hardware(self, key: str) -> Hardware | None:
         return self.catalog.get(key) if key in self.catalog else None
 
-    def _fill_hardware_combo(self, combo: QComboBox, selected: str, allow_none: bool) -> None:
+    @staticmethod
+    def _fill_combo(combo: QComboBox, items: list[tuple[str, str]], selected: str) -> None:
+        """Give ``combo`` these (text, data) items with ``selected`` current, without signals.
+        Unchanged items are not cleared and added again (every edit syncs the form, and a
+        refilled combo box repaints)."""
         combo.blockSignals(True)
-        combo.clear()
-        if allow_none:
-            combo.addItem("none", NONE_KEY)
-        for hw in self.catalog.items():
-            combo.addItem(hw.name, hw.key)
-        if selected and combo.findData(selected) < 0:
-            combo.addItem(f"{selected} (not in this project)", selected)
-        combo.setCurrentIndex(max(0, combo.findData(selected)))
+        if getattr(combo, "_roofline_items", None) != items or combo.count() != len(items):
+            combo.clear()
+            for text, data in items:
+                combo.addItem(text, data)
+            combo._roofline_items = items
+        index = max(0, combo.findData(selected))
+        if combo.currentIndex() != index:
+            combo.setCurrentIndex(index)
         combo.blockSignals(False)
+
+    def _fill_hardware_combo(self, combo: QComboBox, selected: str, allow_none: bool) -> None:
+        items = [("none", NONE_KEY)] if allow_none else []
+        items += [(hw.name, hw.key) for hw in self.catalog.items()]
+        if selected and selected not in {data for _text, data in items}:
+            items.append((f"{selected} (not in this project)", selected))
+        self._fill_combo(combo, items, selected)
 
     def _sync_fields(self) -> None:
         if not hasattr(self, "compare_combos"):  # PanelBase.__init__, before the form exists
@@ -388,11 +513,7 @@ class RooflinePanel(PanelBase):
         precisions = hw.precisions if hw is not None else (s.precision,)
         if s.precision not in precisions:
             precisions = (*precisions, s.precision)
-        self.precision_combo.blockSignals(True)
-        self.precision_combo.clear()
-        for p in precisions:
-            self.precision_combo.addItem(PRECISION_LABELS[p], p)
-        self.precision_combo.blockSignals(False)
+        self._fill_combo(self.precision_combo, [(PRECISION_LABELS[p], p) for p in precisions], s.precision)
         has_sparse = hw is not None and s.precision in hw.precisions and hw.supports_sparsity(s.precision)
         self.sparse_check.setToolTip(
             "Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
@@ -727,11 +848,10 @@ class RooflinePanel(PanelBase):
         primary = self._devices[0]
         problems = [d.problem for d in self._devices if d.problem]
         if primary.roofs is not None and s.kernels:
-            self._placements = rl.place_many(s.kernels, primary.compute.peak_flops, primary.compute.mem_bw)
+            self._placements = self._place(s.kernels, primary.compute.peak_flops, primary.compute.mem_bw)
         else:
             self._placements = None
         compared = self._compared_roofs(problems)
-        self._update_range(s, compared)
         self._draw_roofs(s, compared)
         self._draw_points()
         self._draw_compared_points(compared)
@@ -743,6 +863,37 @@ class RooflinePanel(PanelBase):
         self._update_results()
         if problems:
             self.show_status("; ".join(problems))
+
+    def _place(self, kernels: tuple[Kernel, ...], peak: float, bw: float) -> rl.Placements:
+        """``rl.place_many(kernels, peak, bw)``, reusing the last placement of the same kernels.
+
+        ``place_many`` spends its time turning every Kernel into numbers (~2 ms for 10,000);
+        what depends on the roof is cheap. For the same kernels under another roof (a
+        precision, sparsity or hardware change) only that part is evaluated again, with the
+        model's own functions: the attainable roof (``rl.attainable``), the side of the ridge
+        (``rl.ridge_point``) and the achieved rate, which is the measured one where a time was
+        measured (unchanged) and the roof elsewhere. The result is the same, value for value,
+        as ``place_many``'s (tests/ui/test_panel_roofline.py checks it)."""
+        last = getattr(self, "_placed", None)
+        if last is not None and last[0] == kernels:
+            _kernels, last_peak, last_bw, prev = last
+            if (last_peak, last_bw) == (peak, bw):
+                return prev
+            ceiling = rl.attainable(prev.intensity, peak, bw)
+            achieved = np.where(prev.measured, prev.achieved, ceiling)
+            placed = rl.Placements(
+                names=prev.names,
+                intensity=prev.intensity,
+                ceiling=ceiling,
+                achieved=achieved,
+                fraction_of_roof=achieved / ceiling,
+                compute_bound=prev.intensity >= rl.ridge_point(peak, bw),
+                measured=prev.measured,
+            )
+        else:
+            placed = rl.place_many(kernels, peak, bw)
+        self._placed = (kernels, peak, bw, placed)
+        return placed
 
     def _compared_roofs(self, problems: list[str]):
         out = []
@@ -796,8 +947,15 @@ class RooflinePanel(PanelBase):
         return QColor(self.chart.theme().ink) if color is None else QColor(color)
 
     def _draw_roofs(self, s: RooflineScenario, compared) -> None:
+        # The axes, then the roof lines, redrawn in place: the chart reuses its line items and
+        # renames the legend entries (their names carry the ridge) instead of deleting and
+        # re-creating them; the lines about to get new data skip refitting to the new range.
+        with self.chart.replacing_series():
+            self._update_range(s, compared)
+            self._draw_roof_lines(s, compared)
+
+    def _draw_roof_lines(self, s: RooflineScenario, compared) -> None:
         chart = self.chart
-        chart.clear_series()
         self._clear_overlays()
         xmin, xmax, ymin, _ymax = self._extent
         primary = self._devices[0]
@@ -864,32 +1022,55 @@ class RooflinePanel(PanelBase):
         self._ridge_points = ridge_xy
         self._style_ridge_marker()
         self._label_points()
+        self._hide_unused_labels()
 
     def _style_ridge_marker(self) -> None:
         s = th.scale_factor(self.chart.presentation())
         spots = []
         for ridge, peak, color, slot in getattr(self, "_ridge_points", []):
+            brush, pen = self._styles(("ridge", QColor(color).rgba(), s), lambda color=color, s=s: (
+                pg.mkBrush(color), pg.mkPen(self.chart.theme().background, width=1.5 * s)))
             spots.append({"pos": (math.log10(ridge), math.log10(peak)), "symbol": "d",
-                          "size": (14 if slot == 0 else 11) * s, "brush": pg.mkBrush(color),
-                          "pen": pg.mkPen(self.chart.theme().background, width=1.5 * s)})
-        self.ridge_marker.setData(spots=spots)
+                          "size": (14 if slot == 0 else 11) * s, "brush": brush, "pen": pen})
+        if spots != getattr(self, "_ridge_spots", None):
+            self._ridge_spots = spots
+            self.ridge_marker.setData(spots=spots)
+
+    def _styles(self, key: tuple, make):
+        """Brushes and pens made once per theme and presentation: pyqtgraph renders a scatter
+        symbol per brush/pen *object* into its atlas, so new but equal ones made on every redraw
+        rendered new symbols and grew the atlas (rebuilt at every paint) without end."""
+        theme = self.chart.theme()
+        cache = self.__dict__.setdefault("_style_cache", {})
+        full = (id(theme), theme.background, *key)
+        if full not in cache:
+            if len(cache) > 64:
+                cache.clear()
+            cache[full] = make()
+        return cache[full]
 
     def _label(self, text: str, x: float, y: float, anchor, color, scale: float, *, bold: bool = False,
                rotate=None, angle: float = 0) -> pg.TextItem:
         # Text items are kept and reused: a new one lays itself out in its first paint and asks
         # for a second, so creating them on every refresh doubled the chart's paint work.
+        # They are taken back in the order they were drawn, so a label lands on the item that
+        # showed it last time and an unchanged one costs nothing to "redraw".
         key = (float(angle), tuple(rotate) if rotate is not None else None)
         pool = self._text_pool.setdefault(key, [])
         if pool:
-            item = pool.pop()
-            item.setText(text)
-            item.setAnchor(anchor)
-            item.setVisible(True)
+            item = pool.pop(0)
+            item.setText(text)  # pyqtgraph skips an unchanged text
+            if tuple(item.anchor) != tuple(anchor):
+                item.setAnchor(anchor)
+            if not item.isVisible():
+                item.setVisible(True)
         else:
             item = pg.TextItem(text, anchor=anchor, rotateAxis=rotate, angle=angle)
             item.setZValue(45)
             self.chart.getPlotItem().addItem(item, ignoreBounds=True)
-        item.setPos(QPointF(math.log10(x), math.log10(y)))
+        pos = QPointF(math.log10(x), math.log10(y))
+        if item.pos() != pos:
+            item.setPos(pos)
         self._overlays.append((item, color, scale * (1.0 if not bold else -1.0), key))
         self._style_text(item, color, scale, bold)
         return item
@@ -903,17 +1084,30 @@ class RooflinePanel(PanelBase):
 
     def _style_text(self, item: pg.TextItem, color, scale: float, bold: bool) -> None:
         theme = self.chart.theme()
-        item.setColor(QColor(theme.ink) if color is None else QColor(color))
+        qcolor = QColor(theme.ink) if color is None else QColor(color)
+        size = th.BASE_TICK_FONT_PT * abs(scale) * th.scale_factor(self.chart.presentation())
+        style = (qcolor.rgba(), size, bool(bold))
+        if getattr(item, "_roofline_style", None) == style:
+            return  # setting the same font again lays the text out again
+        item._roofline_style = style
+        item.setColor(qcolor)
         font = QFont()
-        font.setPointSizeF(th.BASE_TICK_FONT_PT * abs(scale) * th.scale_factor(self.chart.presentation()))
+        font.setPointSizeF(size)
         font.setBold(bold)
         item.setFont(font)
 
     def _clear_overlays(self) -> None:
+        """Put the labels back in the pool; those not drawn again are hidden by
+        ``_hide_unused_labels`` (hiding and showing each one on every redraw cost work)."""
         for item, _color, _scale, key in self._overlays:
-            item.setVisible(False)
             self._text_pool.setdefault(key, []).append(item)
         self._overlays = []
+
+    def _hide_unused_labels(self) -> None:
+        for pool in self._text_pool.values():
+            for item in pool:
+                if item.isVisible():
+                    item.setVisible(False)
 
     def _style_overlays(self) -> None:
         """Theme, presentation or export changed: restyle the labels, points and markers."""
@@ -927,14 +1121,19 @@ class RooflinePanel(PanelBase):
         self._draw_compared_points(compared)
 
     def _point_styles(self, hollow: bool = False):
-        """(brushes, pens) for memory-bound (0) and compute-bound (1) points."""
+        """(brushes, pens) for memory-bound (0) and compute-bound (1) points (the same
+        objects while the theme and presentation stay)."""
         theme = self.chart.theme()
         mem, comp = theme.color("memory_bound"), theme.color("compute_bound")
         s = th.scale_factor(self.chart.presentation())
-        if hollow:
-            clear = pg.mkBrush(0, 0, 0, 0)
-            return [clear, clear], [pg.mkPen(mem, width=2 * s), pg.mkPen(comp, width=2 * s)]
-        return [pg.mkBrush(mem), pg.mkBrush(comp)], pg.mkPen(theme.background, width=1.0 * s)
+
+        def make():
+            if hollow:
+                clear = pg.mkBrush(0, 0, 0, 0)
+                return [clear, clear], [pg.mkPen(mem, width=2 * s), pg.mkPen(comp, width=2 * s)]
+            return [pg.mkBrush(mem), pg.mkBrush(comp)], pg.mkPen(theme.background, width=1.0 * s)
+
+        return self._styles(("points", hollow, QColor(mem).rgba(), QColor(comp).rgba(), s), make)
 
     def _draw_points(self) -> None:
         p = self._placements
@@ -970,7 +1169,8 @@ class RooflinePanel(PanelBase):
             labels.extend(f"{name}: {n}" for n in p.names)
         self._compared_names = labels
         if not xs:
-            self.compared_points.set_points([], [], [], *self._point_styles(hollow=True), size=7)
+            if len(self.compared_points.data):  # already empty: nothing to do
+                self.compared_points.set_points([], [], [], *self._point_styles(hollow=True), size=7)
             return
         s = th.scale_factor(self.chart.presentation())
         brushes, pens = self._point_styles(hollow=True)

@@ -16,8 +16,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractProxyModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QAccessible, QBrush, QColor, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -80,6 +88,21 @@ def read_kernel_file(path) -> tuple[ImportResult, str]:
 
 
 # -- the table ------------------------------------------------------------------------------
+# Roles as plain ints: Qt hands them to data() as ints, and comparing against the enum members
+# (or or-ing flags together) on every call was a good part of a table repaint.
+_DISPLAY = Qt.ItemDataRole.DisplayRole.value
+_DECORATION = Qt.ItemDataRole.DecorationRole.value
+_EDIT = Qt.ItemDataRole.EditRole.value
+_TOOLTIP = Qt.ItemDataRole.ToolTipRole.value
+_ALIGNMENT = Qt.ItemDataRole.TextAlignmentRole.value
+_FOREGROUND = Qt.ItemDataRole.ForegroundRole.value
+_SORT = Qt.ItemDataRole.UserRole.value
+_ALIGN_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_FLAGS_EDITABLE = _FLAGS | Qt.ItemFlag.ItemIsEditable
+
+
 class KernelTableModel(QAbstractTableModel):
     """Kernels and their placements; name, FLOPs, bytes and time are editable."""
 
@@ -117,6 +140,7 @@ class KernelTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._kernels: tuple[Kernel, ...] = ()
         self._placements: Placements | None = None
+        self._changed: dict[int, np.ndarray] | None = None
         self._colors = (QColor(th.MEMORY_BOUND), QColor(th.COMPUTE_BOUND))
 
     # -- content ------------------------------------------------------------------------------
@@ -124,15 +148,42 @@ class KernelTableModel(QAbstractTableModel):
         """Show ``kernels``; only the computed columns change when the kernels are the same."""
         kernels = tuple(kernels)
         same = len(kernels) == len(self._kernels) and (kernels is self._kernels or kernels == self._kernels)
+        old = self._placements
         self._placements = placements if placements is not None and len(placements) == len(kernels) else None
         if same:
             self._kernels = kernels
             if kernels:
-                self.dataChanged.emit(self.index(0, self.TIME), self.index(len(kernels) - 1, self.BOUND))
+                # Only the columns a new roof changes (the intensity is the kernel's own); the
+                # name column is left out of the signal, as before: a sort proxy sorted by name
+                # would sort all the rows again. While the signal is delivered, changed_cells()
+                # says which rows changed, the name's swatch (it follows the bound) included,
+                # so the kernel table repaints only those cells.
+                self._changed = self._changed_rows(old, self._placements)
+                if self._changed is not None and not any(rows.any() for rows in self._changed.values()):
+                    self._changed = None
+                    return  # the same numbers (a redraw that changed nothing here)
+                try:
+                    self.dataChanged.emit(self.index(0, self.ROOF), self.index(len(kernels) - 1, self.BOUND))
+                finally:
+                    self._changed = None
             return
         self.beginResetModel()
         self._kernels = kernels
         self.endResetModel()
+
+    def _changed_rows(self, old: Placements | None, new: Placements | None):
+        if old is None or new is None or len(old) != len(new):
+            return None
+        bound = old.compute_bound != new.compute_bound
+        return {self.NAME: bound, self.ROOF: old.ceiling != new.ceiling,
+                self.ACHIEVED: old.achieved != new.achieved,
+                self.FRACTION: old.fraction_of_roof != new.fraction_of_roof, self.BOUND: bound}
+
+    def changed_cells(self) -> dict[int, np.ndarray] | None:
+        """While ``set_kernels`` announces new placements of the same kernels: column -> which
+        rows changed (boolean per row; the name column: its swatch, when the bound changed).
+        None otherwise, or when every cell may have changed."""
+        return self._changed
 
     def kernels(self) -> tuple[Kernel, ...]:
         return self._kernels
@@ -161,10 +212,9 @@ class KernelTableModel(QAbstractTableModel):
         return None
 
     def flags(self, index):
-        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         if index.isValid() and self.COLUMNS[index.column()][2]:
-            base |= Qt.ItemFlag.ItemIsEditable
-        return base
+            return _FLAGS_EDITABLE
+        return _FLAGS
 
     def _raw(self, row: int, col: int):
         """The cell's value in SI units (or text); None when there is none."""
@@ -219,26 +269,51 @@ class KernelTableModel(QAbstractTableModel):
         return "\n".join(lines)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or index.row() >= len(self._kernels):
+        if not index.isValid():
             return None
-        row, col = index.row(), index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        return self.role_data(index.row(), index.column(), int(role))
+
+    def multiData(self, index, span):  # noqa: N802 - Qt naming
+        """Every role a view asks for in one call (Qt's default asks data() once per role)."""
+        if index.isValid():
+            self.fill_roles(index.row(), index.column(), span)
+        else:
+            for role_data in span:
+                role_data.clearData()
+
+    def fill_roles(self, row: int, col: int, span) -> None:
+        """Fill a QModelRoleDataSpan for the cell (row, col) of this model."""
+        for role_data in span:
+            value = self.role_data(row, col, role_data.role())
+            if value is None:
+                role_data.clearData()
+            else:
+                role_data.setData(value)
+
+    def role_data(self, row: int, col: int, role: int):
+        """What data(index, role) returns, for a row and column (roles as ints, the ones a
+        repaint asks for first)."""
+        if row >= len(self._kernels):
+            return None
+        if role == _DISPLAY:
             return self._text(row, col)
-        if role == Qt.ItemDataRole.EditRole:
+        if role == _ALIGNMENT:
+            return _ALIGN_LEFT if col in (self.NAME, self.BOUND) else _ALIGN_RIGHT
+        if role == _DECORATION:
+            if col == self.NAME and self._placements is not None:
+                return self._colors[1 if self._placements.compute_bound[row] else 0]
+            return None
+        if role == _FOREGROUND:
+            if col == self.BOUND and self._placements is not None:
+                return QBrush(self._colors[1 if self._placements.compute_bound[row] else 0])
+            return None
+        if role == _EDIT:
             return self._text(row, col, digits=6)
-        if role == Qt.ItemDataRole.UserRole:  # sort key
+        if role == _SORT:
             value = self._raw(row, col)
             return -1.0 if value is None else value
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if col in (self.NAME, self.BOUND):
-                return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             return self.tooltip(row)
-        if role == Qt.ItemDataRole.DecorationRole and col == self.NAME and self._placements is not None:
-            return self._colors[1 if self._placements.compute_bound[row] else 0]
-        if role == Qt.ItemDataRole.ForegroundRole and col == self.BOUND and self._placements is not None:
-            return QBrush(self._colors[1 if self._placements.compute_bound[row] else 0])
         return None
 
     def setData(self, index, value, role=Qt.ItemDataRole.EditRole):  # noqa: N802
@@ -276,6 +351,18 @@ class KernelSortProxy(QSortFilterProxyModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setSortRole(Qt.ItemDataRole.UserRole)
+
+    def multiData(self, index, span):  # noqa: N802 - Qt naming
+        # QSortFilterProxyModel answers multiData by calling data() once per role, each of
+        # which maps the index and calls the Python model (and its rowCount/columnCount) again:
+        # a repaint of the visible cells made ~20 Python calls per cell. One call fills them.
+        source = self.sourceModel()
+        if isinstance(source, KernelTableModel) and index.isValid():
+            src = self.mapToSource(index)
+            if src.isValid():
+                source.fill_roles(src.row(), src.column(), span)
+                return
+        super().multiData(index, span)
 
     def lessThan(self, left, right):  # noqa: N802 - Qt naming
         a, b = left.data(self.sortRole()), right.data(self.sortRole())
@@ -315,6 +402,51 @@ class KernelTableView(QTableView):
         widths = (40, 10, 10, 9, 12, 12, 12, 7, 9)  # characters
         for col, chars in enumerate(widths):
             self.setColumnWidth(col, fm.horizontalAdvance("0") * chars + 12)
+
+    def dataChanged(self, top_left, bottom_right, roles=()):  # noqa: N802 - Qt naming
+        """Qt repaints the whole viewport when more than one cell changes. A new roof changes a
+        few columns of some rows: when the model says which (``changed_cells``), only the
+        visible cells that changed are repainted. Anything else (a single cell, an open
+        editor, accessibility on, a hidden view, no word from the model) is Qt's own handling."""
+        if (top_left == bottom_right or not top_left.isValid() or not bottom_right.isValid()
+                or self.state() == QAbstractItemView.State.EditingState or not self.isVisible()
+                or QAccessible.isActive()):
+            super().dataChanged(top_left, bottom_right, roles)
+            return
+        region = self._changed_region(top_left.column(), bottom_right.column())
+        if region is None:
+            super().dataChanged(top_left, bottom_right, roles)
+        elif not region.isEmpty():
+            self.viewport().update(region)
+
+    def _changed_region(self, first_col: int, last_col: int) -> QRegion | None:
+        """The visible cells the source model reports changed, or None if it does not say."""
+        model = self.model()
+        proxy = isinstance(model, QAbstractProxyModel)
+        source = model.sourceModel() if proxy else model
+        changed = source.changed_cells() if isinstance(source, KernelTableModel) else None
+        if changed is None:
+            return None
+        region = QRegion()
+        first = self.rowAt(0)
+        if first < 0:
+            return region
+        last = self.rowAt(self.viewport().height() - 1)
+        if last < 0:
+            last = model.rowCount() - 1
+        bound_changed = first_col <= KernelTableModel.BOUND <= last_col  # the name's swatch follows it
+        columns = [(col, rows) for col, rows in changed.items()
+                   if (first_col <= col <= last_col or (col == KernelTableModel.NAME and bound_changed))
+                   and not self.isColumnHidden(col)]
+        for row in range(first, last + 1):
+            index = model.index(row, 0)
+            src = model.mapToSource(index).row() if proxy else row
+            if src < 0:
+                continue
+            for col, rows in columns:
+                if src < len(rows) and rows[src]:
+                    region = region.united(self.visualRect(model.index(row, col)))
+        return region
 
     def keyPressEvent(self, event):  # noqa: N802 - Qt naming
         if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.state() != QAbstractItemView.State.EditingState:
