@@ -121,16 +121,11 @@ class _ToolbarField(QuantityField):
 
 
 class _ToolbarIntField(IntField):
+    """The same toolbar behaviour for whole numbers (each Qt class declares its own signal)."""
+
     messageChanged = Signal(str)
-
-    def _on_validity(self, valid: bool, message: str) -> None:
-        self.message.setVisible(False)
-        self.edit.setToolTip(message if message else getattr(self, "_hint", ""))
-        self.messageChanged.emit(message)
-
-    def set_hint(self, hint: str) -> None:
-        self._hint = hint
-        self.edit.setToolTip(hint)
+    _on_validity = _ToolbarField._on_validity
+    set_hint = _ToolbarField.set_hint
 
 
 class ContextToolbar(QToolBar):

@@ -634,3 +634,13 @@ def test_open_reports_what_storage_noticed_in_the_status_bar(qtbot, project_path
     window = _open_window(qtbot, project_path)
     assert not stale.exists()
     assert "temporary file" in window.statusBar().currentMessage()
+
+
+def test_a_letter_in_the_gpu_field_is_explained_and_loses_nothing(qtbot, window):
+    _type_gpus(qtbot, window, "64")
+    messages = []
+    window.context_toolbar.messageChanged.connect(messages.append)
+    _type_gpus(qtbot, window, "6a4")
+    assert window.context_model.context().n_gpus == 64  # the last good value stays
+    assert messages and messages[-1]  # a message says what to fix
+    assert window.context_toolbar.gpu_field.edit.toolTip() == messages[-1]
