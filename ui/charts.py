@@ -82,7 +82,7 @@ class LogUnitAxis(pg.AxisItem):
         #: recorded by paint(): the axis line (``picture``), the tick and grid lines, the labels
         self._lines: list[tuple[QPen, QPointF, QPointF]] = []
         self._fills: list[tuple[QColor, float, float, float, float]] | None = None
-        self._fill_rects: tuple | None = None  # (fills, device offset, [(QRect, QColor)])
+        self._fill_rects: tuple | None = None  # (fills, device offset, [(QColor, [QRect])])
         self._text_picture: QPicture | None = None
 
     def boundingRect(self):  # noqa: N802 - Qt naming
@@ -186,21 +186,29 @@ class LogUnitAxis(pg.AxisItem):
         dx, dy = transform.dx(), transform.dy()
         cached = self._fill_rects
         if cached is None or cached[0] is not fills or cached[1] != (dx, dy):
+            # consecutive lines of one colour (a tick level) are filled in one call, in order
             floor = math.floor
-            rects = []
+            runs: list[tuple[QColor, list[QRect]]] = []
             for color, x1, y1, x2, y2 in fills:
                 if y1 == y2:
                     a, b = sorted((floor(x1 + dx), floor(x2 + dx)))
-                    rects.append((QRect(a, floor(y1 + dy), b - a + 1, 1), color))
+                    rect = QRect(a, floor(y1 + dy), b - a + 1, 1)
                 else:
                     a, b = sorted((floor(y1 + dy), floor(y2 + dy)))
-                    rects.append((QRect(floor(x1 + dx), a, 1, b - a + 1), color))
-            cached = self._fill_rects = (fills, (dx, dy), rects)
+                    rect = QRect(floor(x1 + dx), a, 1, b - a + 1)
+                if runs and runs[-1][0] == color:
+                    runs[-1][1].append(rect)
+                else:
+                    runs.append((color, [rect]))
+            cached = self._fill_rects = (fills, (dx, dy), runs)
         p.save()
         p.resetTransform()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setPen(Qt.PenStyle.NoPen)
         try:
-            for rect, color in cached[2]:
-                p.fillRect(rect, color)
+            for color, rects in cached[2]:
+                p.setBrush(color)
+                p.drawRects(rects)
         finally:
             p.restore()
         return True

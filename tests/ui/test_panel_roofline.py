@@ -429,6 +429,28 @@ def test_a_parameter_change_redraws_in_place_and_paints_the_chart_once(panel, qt
     assert any(n.startswith("H100 SXM: ridge 295") for n in names)
     # brushes and pens are kept, so the scatter's symbol atlas does not grow with every redraw
     assert len(panel.points.fragmentAtlas) <= 2
+    # the ridge markers (moved in place) sit on each device's ridge
+    ridges = [(d.compute.ridge, d.compute.peak_flops) for d in panel.devices()]
+    marker = panel.ridge_marker.data
+    np.testing.assert_allclose(10 ** marker["x"], [r for r, _ in ridges])
+    np.testing.assert_allclose(10 ** marker["y"], [p for _, p in ridges])
+
+
+def test_sorted_kernel_table_follows_a_new_roof(panel):
+    panel.add_kernels(_many_kernels(300))
+    proxy, table = panel.kernel_proxy, panel.kernel_table
+    table.sortByColumn(panel.kernel_model.ACHIEVED, Qt.SortOrder.DescendingOrder)
+
+    def achieved() -> list[float]:
+        return [proxy.index(r, panel.kernel_model.ACHIEVED).data(Qt.ItemDataRole.UserRole)
+                for r in range(proxy.rowCount())]
+
+    panel.edit(sparse=True)
+    values = achieved()
+    assert values == sorted(values, reverse=True)
+    assert values[0] == pytest.approx(float(panel.placements().achieved.max()))
+    table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # unsorted: the scenario's order again
+    assert [proxy.mapToSource(proxy.index(r, 0)).row() for r in range(5)] == [0, 1, 2, 3, 4]
 
 
 def test_replacing_series_matches_clear_and_add(qtbot):

@@ -205,6 +205,31 @@ class KernelScatter(pg.ScatterPlotItem):
         self.invalidate()
         self.sigPlotChanged.emit(self)
 
+    def move_points(self, x, y) -> bool:
+        """New positions for the points already there, their styles kept (what setData with the
+        same styles would give); False, and nothing done, if the number of points differs."""
+        data = self.data
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if len(data) != len(x) or len(x) != len(y):
+            return False
+        data["x"] = x
+        data["y"] = y
+        data["item"] = None
+        data["hovered"] = False
+        if data is getattr(self, "_filled", None):
+            self._xy_bounds = None
+            if len(x):
+                bounds = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
+                if all(math.isfinite(b) for b in bounds):
+                    self._xy_bounds = bounds
+        self.prepareGeometryChange()
+        self.informViewBoundsChanged()
+        self.bounds = [None, None]
+        self.invalidate()
+        self.sigPlotChanged.emit(self)
+        return True
+
     # -- painting ---------------------------------------------------------------------------
     def invalidate(self) -> None:
         self._frags_ready = None
@@ -1032,9 +1057,16 @@ class RooflinePanel(PanelBase):
                 pg.mkBrush(color), pg.mkPen(self.chart.theme().background, width=1.5 * s)))
             spots.append({"pos": (math.log10(ridge), math.log10(peak)), "symbol": "d",
                           "size": (14 if slot == 0 else 11) * s, "brush": brush, "pen": pen})
-        if spots != getattr(self, "_ridge_spots", None):
-            self._ridge_spots = spots
-            self.ridge_marker.setData(spots=spots)
+        previous = getattr(self, "_ridge_spots", None)
+        if spots == previous:
+            return
+        self._ridge_spots = spots
+        style = ("symbol", "size", "brush", "pen")
+        if (previous is not None and len(previous) == len(spots)
+                and all(a[k] is b[k] or a[k] == b[k] for a, b in zip(previous, spots, strict=True) for k in style)
+                and self.ridge_marker.move_points([sp["pos"][0] for sp in spots], [sp["pos"][1] for sp in spots])):
+            return  # the same markers, moved (a new roof moves the ridge)
+        self.ridge_marker.setData(spots=spots)
 
     def _styles(self, key: tuple, make):
         """Brushes and pens made once per theme and presentation: pyqtgraph renders a scatter
@@ -1288,6 +1320,10 @@ class RooflinePanel(PanelBase):
             rows.append(ResultRow("Kernels", f"{len(p):,}", "",
                                   "Select a kernel in the table (or click its point) for its numbers"))
             rows.append(ResultRow("  memory-bound / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", ""))
+        # The results table sizes its first columns to their contents, and every cell set_rows
+        # puts in made it measure all of them again; with the item layout deferred to the next
+        # event processing (before the paint) it measures once. The same table in the end.
+        self.results.scheduleDelayedItemsLayout()
         self.results.set_rows(rows)
 
     # -- explanation ----------------------------------------------------------------------------

@@ -352,6 +352,13 @@ class KernelSortProxy(QSortFilterProxyModel):
         super().__init__(parent)
         self.setSortRole(Qt.ItemDataRole.UserRole)
 
+    def sort(self, column, order=Qt.SortOrder.AscendingOrder):
+        # Following data changes (dynamicSortFilter) matters only while sorted: there is no
+        # filter. Left on while unsorted, every new roof made the proxy check the filter for
+        # each of the 10,000 rows, through the Python binding. Turned on, it sorts at once.
+        self.setDynamicSortFilter(column >= 0)
+        super().sort(column, order)
+
     def multiData(self, index, span):  # noqa: N802 - Qt naming
         # QSortFilterProxyModel answers multiData by calling data() once per role, each of
         # which maps the index and calls the Python model (and its rowCount/columnCount) again:
