@@ -127,6 +127,8 @@ class ResultsTable(QTableWidget):
     def set_rows(self, rows: Iterable[ResultRow | Sequence[Any]]) -> None:
         """Replace the rows. Each is a :class:`ResultRow` or (quantity, value, unit[, tooltip])."""
         rows = [r if isinstance(r, ResultRow) else ResultRow(*r) for r in rows]
+        # Lay the columns out once after the fill, not again for every cell set.
+        self.scheduleDelayedItemsLayout()
         self.setRowCount(len(rows))
         for i, row in enumerate(rows):
             if row.value is None:

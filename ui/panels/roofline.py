@@ -1320,10 +1320,6 @@ class RooflinePanel(PanelBase):
             rows.append(ResultRow("Kernels", f"{len(p):,}", "",
                                   "Select a kernel in the table (or click its point) for its numbers"))
             rows.append(ResultRow("  memory-bound / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", ""))
-        # The results table sizes its first columns to their contents, and every cell set_rows
-        # puts in made it measure all of them again; with the item layout deferred to the next
-        # event processing (before the paint) it measures once. The same table in the end.
-        self.results.scheduleDelayedItemsLayout()
         self.results.set_rows(rows)
 
     # -- explanation ----------------------------------------------------------------------------
