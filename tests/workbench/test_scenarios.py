@@ -630,3 +630,15 @@ def test_describe_change_always_gives_a_label(a, b):
     if type(a) is type(b):
         label = describe_change(a, b)
         assert label and label[0].isupper()
+
+
+def test_editing_a_roofline_keeps_its_validated_kernels_and_still_checks_new_ones():
+    from workbench.kernels import Kernel
+    from workbench.scenarios import RooflineScenario
+
+    kernels = tuple(Kernel(f"k{i}", 1e9 + i, 1e6) for i in range(1000))
+    first = RooflineScenario(kernels=kernels)
+    edited = first.with_changes(sparse=True)
+    assert edited.kernels is first.kernels  # Kernel values validate themselves; not redone per edit
+    with pytest.raises(ValueError, match=r"kernels\[1\]"):
+        first.with_changes(kernels=(kernels[0], {"name": "bad", "flops": -1, "bytes": 1}))
