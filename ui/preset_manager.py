@@ -74,6 +74,7 @@ from PySide6.QtWidgets import (
 
 from storage.errors import ProjectError
 from ui import theme
+from ui.widgets.message_label import MessageLabel
 from ui.widgets.quantity_edit import QuantityField
 from workbench import InputError
 from workbench.hardware import PRECISION_LABELS, Hardware, MemoryLevel
@@ -237,13 +238,10 @@ class TextField(QWidget):
         self.edit.setAccessibleName(label)
         self.edit.setPlaceholderText(placeholder)
         self.edit.setCursorPosition(0)
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message = MessageLabel(self)
         font = QFont(self.message.font())
         font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
         self.message.setFont(font)
-        self.message.setVisible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -270,13 +268,11 @@ class TextField(QWidget):
             self.textCommitted.emit(text)
 
     def show_error(self, message: str) -> None:
-        self.message.setText(message)
-        self.message.setStyleSheet(f"color: {theme.current_theme().error};")
-        self.message.setVisible(bool(message))
+        self.message.show_message(message)
         self.edit.setStyleSheet(theme.error_style_sheet() if message else "")
 
     def error(self) -> str:
-        return self.message.text() if not self.message.isHidden() else ""
+        return self.message.message_text()
 
     message_text = error
 
@@ -354,11 +350,7 @@ class PresetManagerDialog(QDialog):
         self.read_only_hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.read_only_hint.setMargin(8)
 
-        self.message = QLabel(self)
-        self.message.setObjectName("presetManager.message")
-        self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
-        self.message.setVisible(False)
+        self.message = MessageLabel(self, "presetManager.message")
 
         head = QHBoxLayout()
         titles = QVBoxLayout()
@@ -508,16 +500,13 @@ class PresetManagerDialog(QDialog):
 
     # -- messages ------------------------------------------------------------------------------
     def show_message(self, text: str) -> None:
-        self.message.setStyleSheet(f"color: {theme.current_theme().error};")
-        self.message.setText(text)
-        self.message.setVisible(bool(text))
+        self.message.show_message(text)
 
     def clear_message(self) -> None:
-        self.message.clear()
-        self.message.setVisible(False)
+        self.message.clear_message()
 
     def message_text(self) -> str:
-        return self.message.text() if not self.message.isHidden() else ""
+        return self.message.message_text()
 
     # -- the selected preset -------------------------------------------------------------------
     def _show_preset(self, key: str | None) -> None:

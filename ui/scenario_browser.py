@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 )
 
 from storage.errors import NameConflictError, ProjectError
-from ui import theme
+from ui.widgets.message_label import MessageLabel
 from workbench import InputError
 
 #: Panel kinds in the window's order, with the names the panels carry.
@@ -266,12 +266,8 @@ class ScenarioBrowser(QWidget):
         self.tree.renameKey.connect(self.rename_selected)
         self.tree.deleteKey.connect(self.delete_selected)
 
-        self.message = QLabel(self)
-        self.message.setObjectName("scenarioBrowser.message")
-        self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message = MessageLabel(self, "scenarioBrowser.message")
         self.message.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.message.setVisible(False)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -440,17 +436,13 @@ class ScenarioBrowser(QWidget):
     # -- messages ------------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = True) -> None:
         """Show a one-paragraph message under the tree (not modal; cleared by the next action)."""
-        color = theme.current_theme().error if error else theme.current_theme().muted
-        self.message.setStyleSheet(f"color: {color};")
-        self.message.setText(text)
-        self.message.setVisible(bool(text))
+        self.message.show_message(text, error)
 
     def clear_message(self) -> None:
-        self.message.clear()
-        self.message.setVisible(False)
+        self.message.clear_message()
 
     def message_text(self) -> str:
-        return self.message.text() if not self.message.isHidden() else ""
+        return self.message.message_text()
 
     # -- filtering -----------------------------------------------------------------------------
     def _apply_filter(self, text: str) -> None:
