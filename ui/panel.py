@@ -127,9 +127,11 @@ class ResultsTable(QTableWidget):
     def set_rows(self, rows: Iterable[ResultRow | Sequence[Any]]) -> None:
         """Replace the rows. Each is a :class:`ResultRow` or (quantity, value, unit[, tooltip])."""
         rows = [r if isinstance(r, ResultRow) else ResultRow(*r) for r in rows]
-        # Lay the columns out once after the fill, not again for every cell set.
-        self.scheduleDelayedItemsLayout()
-        self.setRowCount(len(rows))
+        reshaped = len(rows) != self.rowCount()
+        if reshaped:
+            # Lay the columns out once after the fill, not again for every cell set.
+            self.scheduleDelayedItemsLayout()
+            self.setRowCount(len(rows))
         for i, row in enumerate(rows):
             if row.value is None:
                 number, unit = "–", row.unit
@@ -139,6 +141,15 @@ class ResultsTable(QTableWidget):
                 number, unit = _split_quantity(float(row.value), row.unit, row.binary)
             cells = (row.quantity, number, unit)
             for col, text in enumerate(cells):
+                item = self.item(i, col)
+                if item is not None:
+                    # A redraw mostly changes a few numbers: cells keep their items, and only
+                    # changed text is set (a new item per cell re-laid the table out each time).
+                    if item.text() != text:
+                        item.setText(text)
+                    if item.toolTip() != row.tooltip:
+                        item.setToolTip(row.tooltip)
+                    continue
                 item = QTableWidgetItem(text)
                 item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
                 if row.tooltip:
@@ -146,7 +157,8 @@ class ResultsTable(QTableWidget):
                 if col == 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(i, col, item)
-        self._fit_height()
+        if reshaped:
+            self._fit_height()
 
     def _fit_height(self) -> None:
         """Tall enough to show every row without scrolling (up to a cap)."""

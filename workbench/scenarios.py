@@ -408,7 +408,7 @@ class RooflineScenario(Scenario):
         _bool("sparse", self.sparse)
         _bool("show_precision_ceilings", self.show_precision_ceilings)
         _bool("show_l2", self.show_l2)
-        if isinstance(self.kernels, tuple) and all(type(k) is Kernel for k in self.kernels):
+        if isinstance(self.kernels, tuple) and set(map(type, self.kernels)) <= {Kernel}:
             return  # already validated Kernel values (each checks itself): an edit need not redo 10,000
         kernels = []
         for i, item in enumerate(_sequence("kernels", self.kernels)):

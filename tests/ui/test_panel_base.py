@@ -220,3 +220,24 @@ def test_screenshot_of_a_panel(panel):
     assert image.width() == 1280 and image.height() == 720
     colours = {image.pixel(x, y) for x in range(0, 1280, 16) for y in range(0, 720, 16)}
     assert len(colours) > 10
+
+
+def test_results_table_updates_rows_in_place(qtbot):
+    from ui.panel import ResultsTable
+
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    table.set_rows([ResultRow("Ridge point", 295.0, "FLOP/B", "where the roofs meet"), ("GPUs", "8", "", "")])
+    first = table.item(0, 1)
+    changed = []
+    table.itemChanged.connect(lambda item: changed.append((item.row(), item.column())))
+    table.set_rows([ResultRow("Ridge point", 590.0, "FLOP/B", "where the sparse roofs meet"), ("GPUs", "8", "", "")])
+    assert table.rows() == [("Ridge point", "590", "FLOP/B"), ("GPUs", "8", "")]
+    assert table.item(0, 1) is first  # the same cell, new text
+    assert table.item(0, 0).toolTip() == "where the sparse roofs meet"
+    assert (0, 1) in changed and (1, 1) not in changed  # unchanged cells are left alone
+    table.set_rows([("GPUs", "16", "", "")])
+    assert table.rows() == [("GPUs", "16", "")]
+    table.set_rows([("A", "1", ""), ("B", "2", ""), ("C", "3", "")])
+    assert table.rows() == [("A", "1", ""), ("B", "2", ""), ("C", "3", "")]
+    assert table.item(2, 1).textAlignment() & Qt.AlignmentFlag.AlignRight

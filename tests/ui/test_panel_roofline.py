@@ -82,7 +82,11 @@ def test_sparsity_doubles_compute_roof_moves_ridge_keeps_memory_roof(panel):
     mem_x, mem_y = memory_roof(panel)
     slope = mem_y / mem_x
     assert dense_peak == pytest.approx(989e12)
+    axes = panel.chart.visible_range()
     panel.sparse_check.click()
+    # the scale stays put, so the roof is seen to rise (the extent already held the sparse roof)
+    assert panel.chart.visible_range() == axes
+    assert axes[1][1] > 2 * dense_peak
     assert panel.scenario().sparse is True
     assert compute_roof_y(panel) == pytest.approx(2 * dense_peak)
     assert panel.ridge_label_text() == "ridge 590 FLOP/B"

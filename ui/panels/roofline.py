@@ -934,12 +934,19 @@ class RooflinePanel(PanelBase):
 
     def _update_range(self, s: RooflineScenario, compared) -> None:
         """Axes that hold every roof corner and kernel with room to read them; kept while the
-        extent is unchanged (a user's zoom survives edits that do not move things)."""
+        extent is unchanged (a user's zoom survives edits that do not move things).
+
+        The extent covers each compute roof both dense and 2:4 sparse, so the sparsity switch
+        never moves the axes: the roof is seen to rise by the preset's factor against a fixed
+        scale (and the axes are not rebuilt)."""
         ridges, peaks, bws = [], [], []
         for d in [*self._devices, *(c[3] for c in compared)]:
             for roof in d.roofs or ():
-                ridges.append(roof.ridge)
-                peaks.append(roof.peak_flops)
+                for sparse in (False, True):
+                    peak = (d.hardware.peak_flops(roof.precision, sparse) if roof.kind == "compute"
+                            else roof.peak_flops)
+                    ridges.append(peak / roof.mem_bw)
+                    peaks.append(peak)
                 bws.append(roof.mem_bw)
         if not ridges:
             ridges, peaks, bws = [100.0], [1e15], [1e13]
