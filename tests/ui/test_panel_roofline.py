@@ -578,3 +578,42 @@ def test_axes_paint_the_pixels_lines_paint(panel, qtbot, monkeypatch):
         for side in ("top", "right"):
             plot.getAxis(side).setTicks([])
         assert ours == lines, change
+
+
+def test_kernel_table_sorts_by_name_and_number_with_ties_in_scenario_order(panel):
+    panel.add_kernels((Kernel("beta", 2e9, 1e6), Kernel("Alpha", 1e9, 1e6), Kernel("gamma", 1e9, 1e6),
+                       Kernel("alpha", 5e9, 1e6)))
+    proxy, table, model = panel.kernel_proxy, panel.kernel_table, panel.kernel_model
+
+    def names() -> list[str]:
+        return [proxy.index(r, model.NAME).data() for r in range(proxy.rowCount())]
+
+    table.sortByColumn(model.NAME, Qt.SortOrder.AscendingOrder)
+    assert names() == ["Alpha", "alpha", "beta", "gamma"]  # case-insensitive, ties as given
+    table.sortByColumn(model.NAME, Qt.SortOrder.DescendingOrder)
+    assert names() == ["gamma", "beta", "Alpha", "alpha"]
+    table.sortByColumn(model.FLOPS, Qt.SortOrder.DescendingOrder)
+    assert names() == ["alpha", "beta", "Alpha", "gamma"]  # 1 GFLOP twice: Alpha stays first
+    table.sortByColumn(model.FLOPS, Qt.SortOrder.AscendingOrder)
+    assert names() == ["Alpha", "gamma", "beta", "alpha"]
+    assert proxy.mapFromSource(model.index(3, 0)).row() == 3
+    assert proxy.mapToSource(proxy.index(0, 0)).row() == 1
+
+
+def test_selection_follows_its_kernels_when_a_new_roof_resorts_the_table(panel):
+    panel.add_kernels(_many_kernels(2000))
+    table, model = panel.kernel_table, panel.kernel_model
+    table.sortByColumn(model.FRACTION, Qt.SortOrder.AscendingOrder)
+    placed = panel.placements()
+    # a measured compute-bound kernel: its fraction of the roof halves under the sparse roof
+    row = int(np.flatnonzero(placed.measured & placed.compute_bound & (placed.fraction_of_roof > 0.05))[0])
+    panel.select_kernel(row)
+    assert panel.selected_rows() == [row]
+    before = panel.kernel_proxy.mapFromSource(model.index(row, 0)).row()
+    panel.edit(sparse=True)
+    # the kernel's row in the view moved (its fraction of the roof halved, others did not)
+    fractions = [panel.kernel_proxy.index(r, model.FRACTION).data(Qt.ItemDataRole.UserRole)
+                 for r in range(panel.kernel_proxy.rowCount())]
+    assert fractions == sorted(fractions)
+    assert panel.kernel_proxy.mapFromSource(model.index(row, 0)).row() != before
+    assert panel.selected_rows() == [row]  # and is still the one selected

@@ -21,7 +21,6 @@ from PySide6.QtCore import (
     QAbstractProxyModel,
     QAbstractTableModel,
     QModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -178,6 +177,31 @@ class KernelTableModel(QAbstractTableModel):
         return {self.NAME: bound, self.ROOF: old.ceiling != new.ceiling,
                 self.ACHIEVED: old.achieved != new.achieved,
                 self.FRACTION: old.fraction_of_roof != new.fraction_of_roof, self.BOUND: bound}
+
+    def sort_key(self, col: int) -> np.ndarray | None:
+        """Values of column ``col`` for every kernel, for sorting: numbers (a missing one as
+        -1), names in lower case, the bound as 0 (compute) or 1 (memory); None for a column
+        that is not there."""
+        kernels = self._kernels
+        p = self._placements
+        if col == self.NAME:
+            return np.array([k.name.lower() for k in kernels], dtype=str) if kernels else np.zeros(0)
+        if col == self.FLOPS:
+            return np.fromiter((k.flops for k in kernels), dtype=float, count=len(kernels))
+        if col == self.BYTES:
+            return np.fromiter((k.bytes for k in kernels), dtype=float, count=len(kernels))
+        if col == self.TIME:
+            return np.fromiter((-1.0 if k.time_s is None else k.time_s for k in kernels), dtype=float,
+                               count=len(kernels))
+        if col == self.INTENSITY and p is None:
+            return np.fromiter((k.intensity for k in kernels), dtype=float, count=len(kernels))
+        if col in (self.INTENSITY, self.ROOF, self.ACHIEVED, self.FRACTION, self.BOUND):
+            if p is None:
+                return np.full(len(kernels), -1.0)
+            column = {self.INTENSITY: p.intensity, self.ROOF: p.ceiling, self.ACHIEVED: p.achieved,
+                      self.FRACTION: p.fraction_of_roof}.get(col)
+            return (~p.compute_bound).astype(int) if column is None else np.asarray(column, dtype=float)
+        return None
 
     def changed_cells(self) -> dict[int, np.ndarray] | None:
         """While ``set_kernels`` announces new placements of the same kernels: column -> which
@@ -345,37 +369,141 @@ class KernelTableModel(QAbstractTableModel):
         return True
 
 
-class KernelSortProxy(QSortFilterProxyModel):
-    """Sorts by the model's numeric values (UserRole), not the formatted text."""
+class KernelSortProxy(QAbstractProxyModel):
+    """The kernel table in the order the user sorted it, sorted with numpy.
+
+    A QSortFilterProxyModel compares rows through Python (``lessThan``): sorting 10,000
+    kernels, or keeping them sorted by a computed column while the roof changes, took ~0.3 s
+    per redraw. Here the order is one ``argsort`` of the column's values
+    (:meth:`KernelTableModel.sort_key`), stable, with ties kept in the scenario's order in
+    both directions, as Qt's proxy does. Column -1 is the scenario's order. The source model
+    only resets or changes data (never inserts rows), so those are the signals followed: a data
+    change in the sorted column sorts again (selected rows stay selected)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setSortRole(Qt.ItemDataRole.UserRole)
+        self._column = -1
+        self._order_flag = Qt.SortOrder.AscendingOrder
+        self._to_source = np.zeros(0, dtype=np.intp)  # proxy row -> source row
+        self._from_source = np.zeros(0, dtype=np.intp)  # source row -> proxy row
+        self._identity = True
 
+    # -- source ---------------------------------------------------------------------------
+    def setSourceModel(self, model):  # noqa: N802 - Qt naming
+        old = self.sourceModel()
+        if old is not None:
+            for signal, slot in self._source_signals(old):
+                signal.disconnect(slot)
+        self.beginResetModel()
+        super().setSourceModel(model)
+        self._resort()
+        self.endResetModel()
+        if model is not None:
+            for signal, slot in self._source_signals(model):
+                signal.connect(slot)
+
+    def _source_signals(self, model):
+        return ((model.modelAboutToBeReset, self.beginResetModel), (model.modelReset, self._source_reset),
+                (model.dataChanged, self._source_data_changed),
+                (model.headerDataChanged, self.headerDataChanged))
+
+    def _source_reset(self) -> None:
+        self._resort()
+        self.endResetModel()
+
+    def _source_data_changed(self, top_left, bottom_right, roles=()) -> None:
+        if self._identity:
+            self.dataChanged.emit(self.mapFromSource(top_left), self.mapFromSource(bottom_right), roles)
+            return
+        if top_left.column() <= self._column <= bottom_right.column():
+            self._sort_again()
+        rows = self.rowCount()
+        if rows:
+            self.dataChanged.emit(self.index(0, top_left.column()), self.index(rows - 1, bottom_right.column()), roles)
+
+    # -- order ----------------------------------------------------------------------------
     def sort(self, column, order=Qt.SortOrder.AscendingOrder):
-        # Following data changes (dynamicSortFilter) matters only while sorted: there is no
-        # filter. Left on while unsorted, every new roof made the proxy check the filter for
-        # each of the 10,000 rows, through the Python binding. Turned on, it sorts at once.
-        self.setDynamicSortFilter(column >= 0)
-        super().sort(column, order)
+        self._column = int(column)
+        self._order_flag = Qt.SortOrder(order)
+        self._sort_again()
+
+    def sortColumn(self) -> int:  # noqa: N802 - Qt naming
+        return self._column
+
+    def sortOrder(self):  # noqa: N802 - Qt naming
+        return self._order_flag
+
+    def source_rows(self) -> np.ndarray:
+        """Source row of each proxy row, top to bottom (a copy)."""
+        return self._to_source.copy()
+
+    def _sort_again(self) -> None:
+        """A new order, with the persistent indexes (the selection, the current cell) moved."""
+        # emitted without arguments: PySide6 6.11 crashes emitting ([], VerticalSortHint)
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        sources = [(self._to_source[i.row()], i.column()) if i.isValid() and i.row() < len(self._to_source)
+                   else None for i in persistent]
+        self._resort()
+        if persistent:
+            moved = [self.index(int(self._from_source[s[0]]), s[1]) if s is not None and s[0] < len(self._from_source)
+                     else QModelIndex() for s in sources]
+            self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
+
+    def _resort(self) -> None:
+        source = self.sourceModel()
+        n = source.rowCount() if source is not None else 0
+        key = source.sort_key(self._column) if (isinstance(source, KernelTableModel) and self._column >= 0) else None
+        if key is None or n == 0:
+            order = np.arange(n, dtype=np.intp)
+            self._identity = True
+        else:
+            if self._order_flag == Qt.SortOrder.AscendingOrder:
+                order = np.argsort(key, kind="stable")
+            else:  # descending, ties still in the scenario's order
+                order = (n - 1 - np.argsort(key[::-1], kind="stable"))[::-1]
+            order = np.ascontiguousarray(order, dtype=np.intp)
+            self._identity = False
+        inverse = np.empty(n, dtype=np.intp)
+        inverse[order] = np.arange(n, dtype=np.intp)
+        self._to_source, self._from_source = order, inverse
+
+    # -- QAbstractProxyModel --------------------------------------------------------------
+    def mapToSource(self, index):  # noqa: N802 - Qt naming
+        source = self.sourceModel()
+        if source is None or not index.isValid() or index.row() >= len(self._to_source):
+            return QModelIndex()
+        return source.index(int(self._to_source[index.row()]), index.column())
+
+    def mapFromSource(self, index):  # noqa: N802 - Qt naming
+        if not index.isValid() or index.row() >= len(self._from_source):
+            return QModelIndex()
+        return self.index(int(self._from_source[index.row()]), index.column())
+
+    def index(self, row, column, parent=QModelIndex()):  # noqa: B008 - Qt signature
+        if parent.isValid() or not (0 <= row < len(self._to_source)) or not (0 <= column < self.columnCount()):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
+    def parent(self, index=None):
+        # parent() with no index is QObject.parent(); a table's cells have no parent cell
+        return super().parent() if index is None else QModelIndex()
+
+    def rowCount(self, parent=QModelIndex()):  # noqa: N802, B008 - Qt naming and signature
+        return 0 if parent.isValid() else len(self._to_source)
+
+    def columnCount(self, parent=QModelIndex()):  # noqa: N802, B008
+        source = self.sourceModel()
+        return 0 if parent.isValid() or source is None else source.columnCount()
 
     def multiData(self, index, span):  # noqa: N802 - Qt naming
-        # QSortFilterProxyModel answers multiData by calling data() once per role, each of
-        # which maps the index and calls the Python model (and its rowCount/columnCount) again:
-        # a repaint of the visible cells made ~20 Python calls per cell. One call fills them.
+        # one Python call fills every role a view asks for (the default asks data() per role)
         source = self.sourceModel()
-        if isinstance(source, KernelTableModel) and index.isValid():
-            src = self.mapToSource(index)
-            if src.isValid():
-                source.fill_roles(src.row(), src.column(), span)
-                return
+        if isinstance(source, KernelTableModel) and index.isValid() and index.row() < len(self._to_source):
+            source.fill_roles(int(self._to_source[index.row()]), index.column(), span)
+            return
         super().multiData(index, span)
-
-    def lessThan(self, left, right):  # noqa: N802 - Qt naming
-        a, b = left.data(self.sortRole()), right.data(self.sortRole())
-        if isinstance(a, str) or isinstance(b, str):
-            return str(a).lower() < str(b).lower()
-        return float(a) < float(b)
 
 
 class KernelTableView(QTableView):
