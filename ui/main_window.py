@@ -412,8 +412,10 @@ class MainWindow(QMainWindow):
 
     def _fit_browser(self) -> None:
         first = self.docks[PANEL_CLASSES[0].kind]
-        rest = max(400, self.width() - BROWSER_WIDTH)
-        self.resizeDocks([self.browser_dock, first], [BROWSER_WIDTH, rest], Qt.Orientation.Horizontal)
+        # a sixth of a laptop's 1366 px, BROWSER_WIDTH on a wide screen: the charts get the rest
+        browser = max(self.browser_dock.minimumWidth(), min(BROWSER_WIDTH, int(self.width() * 0.17)))
+        rest = max(400, self.width() - browser)
+        self.resizeDocks([self.browser_dock, first], [browser, rest], Qt.Orientation.Horizontal)
 
     def save_layout(self) -> None:
         settings = _settings()

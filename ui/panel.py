@@ -159,6 +159,30 @@ class ResultsTable(QTableWidget):
                 self.setItem(i, col, item)
         if reshaped:
             self._fit_height()
+        if self.keep_content_width:
+            width = self._content_width()
+            if width != getattr(self, "_last_content_width", None):
+                self._last_content_width = width
+                self.updateGeometry()  # a splitter beside it makes room (minimumSizeHint)
+
+    #: set by a panel that puts the table beside something (a splitter then keeps the text
+    #: whole); under the chart it has the panel's width anyway
+    keep_content_width = False
+    #: the widest the table asks to be kept (wider content scrolls sideways)
+    MAX_MIN_WIDTH = 560
+
+    def _content_width(self) -> int:
+        """Width that shows the quantity and value columns whole, with a short unit column."""
+        header = self.horizontalHeader()
+        columns = sum(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in (0, 1))
+        unit = max(self.sizeHintForColumn(2), header.minimumSectionSize())
+        return columns + unit + 2 * self.frameWidth() + 4
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt naming
+        hint = super().minimumSizeHint()
+        if self.keep_content_width:
+            hint.setWidth(max(hint.width(), min(self._content_width(), self.MAX_MIN_WIDTH)))
+        return hint
 
     def _fit_height(self) -> None:
         """Tall enough to show every row without scrolling (up to a cap)."""
@@ -361,12 +385,30 @@ class PanelBase(QWidget):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([FORM_WIDTH, 1000])
+        self.splitter.splitterMoved.connect(self._form_width_chosen)
+        self._form_user_sized = False
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         outer.addWidget(self.toolbar)
         outer.addWidget(self.splitter, 1)
+
+    def _form_width_chosen(self, *_args) -> None:
+        self._form_user_sized = True
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().resizeEvent(event)
+        if not self._form_user_sized and self.splitter.count() == 2:
+            # the inputs take FORM_WIDTH on a wide panel and less (down to their minimum) on a
+            # laptop, where every pixel given to the form is taken from the chart
+            inner = self.form_scroll.widget()
+            need = (inner.sizeHint().width() + self.form_scroll.verticalScrollBar().sizeHint().width()
+                    if inner is not None else 0)  # the fields whole, without a sideways scroll bar
+            form = max(self.form_scroll.minimumWidth(), min(max(need, int(self.width() * 0.24)), FORM_WIDTH))
+            total = sum(self.splitter.sizes())
+            if total > form and self.splitter.sizes()[0] != form:
+                self.splitter.setSizes([form, total - form])
 
     def _action(self, text: str, tip: str, slot, name: str, add: bool = True) -> QAction:
         action = QAction(text, self)

@@ -617,3 +617,49 @@ def test_selection_follows_its_kernels_when_a_new_roof_resorts_the_table(panel):
     assert fractions == sorted(fractions)
     assert panel.kernel_proxy.mapFromSource(model.index(row, 0)).row() != before
     assert panel.selected_rows() == [row]  # and is still the one selected
+
+
+def _check_point_labels(panel) -> list[str]:
+    """The shown kernel names: inside the plot, clear of each other and of every line."""
+    from ui.label_placement import boxes_overlap, segment_hits_box
+
+    vb = panel.chart.getPlotItem().getViewBox()
+    area = vb.sceneBoundingRect()
+    segments = []
+    for s in panel.chart.series():
+        pts = [vb.mapViewToScene(QPointF(float(np.log10(x)), float(np.log10(y)))) for x, y in zip(s.x, s.y, strict=True)]
+        segments += [((a.x(), a.y()), (b.x(), b.y())) for a, b in zip(pts, pts[1:], strict=False)]
+    shown = [(text, box) for text, box in panel.point_label_boxes() if box is not None]
+    for i, (text, box) in enumerate(shown):
+        left, top, w, h = box
+        assert area.left() <= left and left + w <= area.right() + 0.5 and area.top() <= top and top + h <= area.bottom() + 0.5, text
+        assert not any(segment_hits_box(seg, box) for seg in segments), f"{text!r} lies on a line"
+        for other_text, other in shown[i + 1:]:
+            assert not boxes_overlap(box, other), f"{text!r} overlaps {other_text!r}"
+    return [text for text, _box in shown]
+
+
+def test_kernel_names_are_level_clear_of_lines_and_each_other_at_any_size(qtbot, panel):
+    pick(panel.compare_combos[0], "b200")
+    panel.seed_examples()
+    names = _check_point_labels(panel)
+    assert len(panel.point_label_boxes()) == 5
+    assert len(names) >= 4  # at 1600x900 the five seed kernels nearly all find room
+    assert "GEMM 8192^3 BF16" in names
+    assert "layer norm\n(32768 x 8192 BF16)" in names  # long names break before their details
+    panel.resize(1000, 650)
+    qtbot.waitUntil(lambda: panel.chart.width() < 800)
+    _check_point_labels(panel)  # placed again for the smaller chart
+    panel.edit(sparse=True)
+    _check_point_labels(panel)
+
+
+def test_label_lines_breaks_long_names():
+    from ui.panels.roofline import _label_lines
+
+    assert _label_lines("GEMM 8192^3 BF16") == "GEMM 8192^3 BF16"
+    assert _label_lines("attention fused (b8 h32 s4096 d128 BF16)") == "attention fused\n(b8 h32 s4096 d128 BF16)"
+    cut = _label_lines("a_very_long_kernel_name_without_any_spaces_at_all_x")
+    assert cut == "a_very_long_kernel_name_without_a…" and len(cut) == 34
+    long = _label_lines("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256 (cutlass) extra words")
+    assert all(len(line) <= 34 for line in long.split("\n"))

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from ui import theme as th
 from ui.charts import Chart, si_label
 from ui.commands import push_scenario_edit
+from ui.label_placement import leader, place_labels
 from ui.panel import PanelBase, ResultRow
 from ui.panels.roofline_kernels import (
     KernelBuilderDialog,
@@ -77,6 +78,26 @@ def _short(name: str) -> str:
 
 def _q(value: float, unit: str) -> str:
     return si_label(value, unit)
+
+
+def _label_lines(name: str, width: int = 26) -> str:
+    """A kernel's name for its label: a long one on two lines, broken before its details
+    ("attention fused" / "(b8 h32 s4096 d128 BF16)") or at a space, each line at most
+    ``width`` + 8 characters (the full name is in the table and the hover tip)."""
+    limit = width + 8
+    if len(name) <= width:
+        return name
+    cut = name.find(" (")
+    if cut <= 0:
+        cut = name.rfind(" ", 0, width + 1)
+    if cut <= 0:
+        return name[: limit - 1] + "…"
+    first, second = name[:cut].rstrip(), name[cut:].strip()
+    if len(first) > limit:
+        first = first[: limit - 1] + "…"
+    if len(second) > limit:
+        second = second[: limit - 1] + "…"
+    return f"{first}\n{second}"
 
 
 def _log10(values) -> np.ndarray:
@@ -417,8 +438,14 @@ class RooflinePanel(PanelBase):
         self.ridge_marker = KernelScatter(pxMode=True)  # pyqtgraph's scatter, painted as KernelScatter is
         self.ridge_marker.setZValue(35)
         plot.addItem(self.ridge_marker)
+        self.label_leaders = pg.PlotCurveItem()  # lines from names placed away from their points
+        self.label_leaders.setZValue(44)
+        plot.addItem(self.label_leaders, ignoreBounds=True)
         self._compared_names: list[str] = []
         self.chart.restyle_hook = self._style_overlays
+        # the names beside the points are placed in pixels: again when those change
+        plot.getViewBox().sigResized.connect(self._place_point_labels)
+        plot.getViewBox().sigRangeChanged.connect(self._place_point_labels)
 
     def _build_kernels(self) -> None:
         box = QWidget()
@@ -431,20 +458,24 @@ class RooflinePanel(PanelBase):
         bar.addWidget(title)
         self.kernel_count = QLabel()
         self.kernel_count.setObjectName("kernelCount")
-        bar.addWidget(self.kernel_count)
-        bar.addStretch(1)
+        bar.addWidget(self.kernel_count, 1)
+        layout.addLayout(bar)
+        # the buttons stand in a column beside the table, as in a list editor: in a row above
+        # it they needed ~840 px and squeezed the table and the results on a 1366 px screen
+        side = QVBoxLayout()
+        side.setSpacing(4)
         self.builder_button = self._button("Add from shapes…", "kernelAdd",
                                            "GEMM, elementwise, layer norm, attention (unfused or fused), or counts",
-                                           self.open_builder, bar)
+                                           self.open_builder, side)
         self.seed_button = self._button("Seed examples", "kernelSeed",
                                         "Add the classic examples: elementwise add, layer norm, a large GEMM, "
-                                        "attention unfused and fused", self.seed_examples, bar)
+                                        "attention unfused and fused", self.seed_examples, side)
         self.import_button = self._button("Import CSV…", "kernelImport",
                                           "Kernels from a CSV (name, flops, bytes[, time_s]) or an "
-                                          "Nsight Compute export (ncu --csv)", self.import_kernels, bar)
+                                          "Nsight Compute export (ncu --csv)", self.import_kernels, side)
         self.remove_button = self._button("Remove", "kernelRemove", "Remove the selected kernels (Delete)",
-                                          self.remove_selected_kernels, bar)
-        layout.addLayout(bar)
+                                          self.remove_selected_kernels, side)
+        side.addStretch(1)
         self.kernel_model = KernelTableModel(self)
         self.kernel_model.kernelEdited.connect(self._kernel_edited)
         self.kernel_model.editRejected.connect(self.show_status)
@@ -456,7 +487,10 @@ class RooflinePanel(PanelBase):
         self.kernel_table.set_column_widths()
         self.kernel_table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.kernel_table.deleteRequested.connect(self.remove_selected_kernels)
-        layout.addWidget(self.kernel_table, 1)
+        table_row = QHBoxLayout()
+        table_row.addWidget(self.kernel_table, 1)
+        table_row.addLayout(side)
+        layout.addLayout(table_row, 1)
         self.import_errors_label = QLabel()
         self.import_errors_label.setObjectName("importErrorsLabel")
         self.import_errors_label.setWordWrap(True)
@@ -481,11 +515,13 @@ class RooflinePanel(PanelBase):
         self.bottom = QSplitter(Qt.Orientation.Horizontal)
         self.bottom.setObjectName("resultsSplitter")
         self.bottom.setChildrenCollapsible(False)
+        self.results.keep_content_width = True
         self.bottom.addWidget(self.results)  # moves it out of the centre splitter
         self.bottom.addWidget(box)
-        self.bottom.setStretchFactor(0, 2)
-        self.bottom.setStretchFactor(1, 5)
-        self.bottom.setSizes([400, 1160])
+        # the results keep the width of their text (their minimum); the kernels take the rest
+        self.bottom.setStretchFactor(0, 0)
+        self.bottom.setStretchFactor(1, 1)
+        self.bottom.setSizes([1, 10_000])
         self.center.addWidget(self.bottom)
         self.center.setStretchFactor(0, 3)
         self.center.setStretchFactor(1, 1)
@@ -982,9 +1018,16 @@ class RooflinePanel(PanelBase):
         # The axes, then the roof lines, redrawn in place: the chart reuses its line items and
         # renames the legend entries (their names carry the ridge) instead of deleting and
         # re-creating them; the lines about to get new data skip refitting to the new range.
-        with self.chart.replacing_series():
-            self._update_range(s, compared)
-            self._draw_roof_lines(s, compared)
+        self._drawing = True
+        try:
+            with self.chart.replacing_series():
+                self._update_range(s, compared)
+                self._draw_roof_lines(s, compared)
+        finally:
+            self._drawing = False
+        # the kernels' names last: they keep clear of the lines, labels and legend just drawn
+        self._label_points()
+        self._hide_unused_labels()
 
     def _draw_roof_lines(self, s: RooflineScenario, compared) -> None:
         chart = self.chart
@@ -1053,8 +1096,6 @@ class RooflinePanel(PanelBase):
             self._ridge_label = None
         self._ridge_points = ridge_xy
         self._style_ridge_marker()
-        self._label_points()
-        self._hide_unused_labels()
 
     def _style_ridge_marker(self) -> None:
         s = th.scale_factor(self.chart.presentation())
@@ -1141,6 +1182,7 @@ class RooflinePanel(PanelBase):
         for item, _color, _scale, key in self._overlays:
             self._text_pool.setdefault(key, []).append(item)
         self._overlays = []
+        self._point_labels = []
 
     def _hide_unused_labels(self) -> None:
         for pool in self._text_pool.values():
@@ -1158,6 +1200,7 @@ class RooflinePanel(PanelBase):
         self._style_ridge_marker()
         compared = [c for c in getattr(self, "_compared_cache", [])]
         self._draw_compared_points(compared)
+        self._place_point_labels()  # the font size may have changed
 
     def _point_styles(self, hollow: bool = False):
         """(brushes, pens) for memory-bound (0) and compute-bound (1) points (the same
@@ -1186,15 +1229,93 @@ class RooflinePanel(PanelBase):
         self._mark_selection()
 
     def _label_points(self) -> None:
-        """Name each point when there are few: the text hangs down and to the right of the
-        point, into the empty space under the roofs, so neighbours on a roof do not collide."""
+        """Name each point when there are few, in level text beside the point where it
+        touches no line, label or other point (``_place_point_labels``)."""
+        self._point_labels = []
         p = self._placements
         if p is None or not 0 < len(p) <= MAX_POINT_LABELS:
             return
         for i, name in enumerate(p.names):
-            text = name if len(name) <= 44 else name[:43] + "…"
-            self._label(text, float(p.intensity[i]), float(p.achieved[i]), (-0.04, 0.5), None, 0.95,
-                        angle=-68)
+            item = self._label(_label_lines(name), float(p.intensity[i]), float(p.achieved[i]), (0.0, 0.0),
+                               None, 0.95)
+            self._point_labels.append((item, i))
+        self._place_point_labels()
+
+    def _place_point_labels(self) -> None:
+        """Put each kernel's name in the first free place around its point (see
+        ``ui.label_placement``); a name with no free place is hidden (hover or the table
+        gives it). Done again when the chart is resized or zoomed: the free space is in
+        pixels."""
+        labels = getattr(self, "_point_labels", [])
+        p = self._placements
+        if getattr(self, "_drawing", False):
+            return
+        if not labels or p is None:
+            if len(self.label_leaders.xData if self.label_leaders.xData is not None else ()):
+                self.label_leaders.setData([], [])
+            return
+        vb = self.chart.getPlotItem().getViewBox()
+        area = vb.sceneBoundingRect()
+        if area.width() < 50 or area.height() < 50:
+            return  # not laid out yet: placed when it is (sigResized)
+        own = {id(item) for item, _row in labels}
+        obstacles = []
+        for item, _color, _scale, _key in self._overlays:
+            if id(item) not in own and item.isVisible():
+                item.updateTransform(force=True)
+                r = item.textItem.sceneBoundingRect()
+                obstacles.append((r.left(), r.top(), r.width(), r.height()))
+        legend = self.chart.getPlotItem().legend
+        if legend is not None and legend.isVisible():
+            r = legend.sceneBoundingRect()
+            obstacles.append((r.left(), r.top(), r.width(), r.height()))
+        segments = []
+        for series in self.chart.series():
+            xs, ys = _log10(series.x), _log10(series.y)
+            pts = [vb.mapViewToScene(QPointF(float(a), float(b))) for a, b in zip(xs, ys, strict=True)
+                   if math.isfinite(a) and math.isfinite(b)]
+            segments += [((a.x(), a.y()), (b.x(), b.y())) for a, b in zip(pts, pts[1:], strict=False)]
+        anchors, sizes = [], []
+        for item, row in labels:
+            point = vb.mapViewToScene(QPointF(math.log10(p.intensity[row]), math.log10(p.achieved[row])))
+            anchors.append((point.x(), point.y()))
+            r = item.textItem.boundingRect()
+            sizes.append((r.width(), r.height()))
+        s = th.scale_factor(self.chart.presentation())
+        boxes = place_labels(anchors, sizes, (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4),
+                             obstacles, segments, gap=7.0 * s, marker=6.0 * s)
+        leaders_x, leaders_y = [], []
+        for point, box in zip(anchors, boxes, strict=True):
+            line = leader(point, box, 7.0 * s) if box is not None else None
+            if line is not None:
+                for end in line:
+                    v = vb.mapSceneToView(QPointF(*end))
+                    leaders_x.append(v.x())
+                    leaders_y.append(v.y())
+        self.label_leaders.setData(leaders_x, leaders_y, connect="pairs",
+                                   pen=pg.mkPen(self.chart.theme().muted, width=1.0 * s))
+        for (item, _row), box in zip(labels, boxes, strict=True):
+            if box is None:
+                if item.isVisible():
+                    item.setVisible(False)
+                continue
+            pos = vb.mapSceneToView(QPointF(box[0], box[1]))
+            if item.pos() != pos:
+                item.setPos(pos)
+            if not item.isVisible():
+                item.setVisible(True)
+
+    def point_label_boxes(self) -> list[tuple[str, tuple[float, float, float, float] | None]]:
+        """(text, scene box or None if hidden) of each kernel's name label (for tests)."""
+        out = []
+        for item, _row in getattr(self, "_point_labels", []):
+            if item.isVisible():
+                item.updateTransform(force=True)
+                r = item.textItem.sceneBoundingRect()
+                out.append((item.toPlainText(), (r.left(), r.top(), r.width(), r.height())))
+            else:
+                out.append((item.toPlainText(), None))
+        return out
 
     def _draw_compared_points(self, compared) -> None:
         self._compared_cache = compared

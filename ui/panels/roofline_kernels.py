@@ -529,14 +529,42 @@ class KernelTableView(QTableView):
         vh.setVisible(False)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+    #: the widest text each number column shows (a column is as wide as it or its header);
+    #: the name column takes what the others leave (at least NAME_MIN_CHARS, at most
+    #: NAME_MAX_CHARS), so the numbers are seen without scrolling
+    WIDEST = ("", "88.8 GFLOP", "88.8 MB", "88.8 ms", "0.888 FLOP/B", "888 TFLOP/s", "888 TFLOP/s", "100%",
+              "compute")
+    NAME_MIN_CHARS, NAME_MAX_CHARS = 18, 48
 
     def set_column_widths(self) -> None:
         fm = self.fontMetrics()
-        widths = (40, 10, 10, 9, 12, 12, 12, 7, 9)  # characters
-        for col, chars in enumerate(widths):
-            self.setColumnWidth(col, fm.horizontalAdvance("0") * chars + 12)
+        header_fm = self.horizontalHeader().fontMetrics()
+        model = self.model()
+        for col, text in enumerate(self.WIDEST):
+            if col == 0:
+                continue
+            title = model.headerData(col, Qt.Orientation.Horizontal) if model is not None else ""
+            width = max(fm.horizontalAdvance(text), header_fm.horizontalAdvance(str(title or "")) + 8) + 16
+            self.setColumnWidth(col, width)
+        self._fit_name_column()
+
+    def _chars(self, n: int) -> int:
+        return self.fontMetrics().horizontalAdvance("x") * n + 12
+
+    def _fit_name_column(self) -> None:
+        header = self.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(1, header.count()) if not self.isColumnHidden(c))
+        free = self.viewport().width() - others
+        width = min(max(free, self._chars(self.NAME_MIN_CHARS)), self._chars(self.NAME_MAX_CHARS))
+        if header.count() and header.sectionSize(0) != width:
+            self.setColumnWidth(0, width)
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt naming
+        super().resizeEvent(event)
+        self._fit_name_column()
 
     def dataChanged(self, top_left, bottom_right, roles=()):  # noqa: N802 - Qt naming
         """Qt repaints the whole viewport when more than one cell changes. A new roof changes a

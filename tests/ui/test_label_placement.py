@@ -1,0 +1,87 @@
+"""Placing point names on a chart: no overlaps, inside the plot, clear of lines."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ui.label_placement import (
+    boxes_overlap,
+    candidate_boxes,
+    inside,
+    leader,
+    place_labels,
+    segment_hits_box,
+)
+
+AREA = (0.0, 0.0, 800.0, 500.0)
+
+
+def test_a_lone_label_takes_its_first_choice_below_right():
+    (box,) = place_labels([(100.0, 100.0)], [(60.0, 14.0)], AREA, gap=6.0)
+    assert box == (106.0, 103.0, 60.0, 14.0)
+
+
+def test_a_label_steps_aside_for_a_line_and_an_obstacle():
+    point = (400.0, 250.0)
+    blocked_below_right = ((380.0, 260.0), (520.0, 262.0))  # a roof under the point, to the right
+    obstacle = (300.0, 190.0, 96.0, 58.0)  # something drawn above left
+    (box,) = place_labels([point], [(80.0, 14.0)], AREA, obstacles=[obstacle], segments=[blocked_below_right])
+    assert box is not None
+    assert not segment_hits_box(blocked_below_right, box) and not boxes_overlap(box, obstacle)
+    assert box == candidate_boxes(point, (80.0, 14.0), 6.0)[2]  # the first free one: above right
+
+
+def test_two_points_side_by_side_do_not_share_a_place():
+    boxes = place_labels([(200.0, 200.0), (215.0, 200.0)], [(120.0, 28.0)] * 2, AREA)
+    assert None not in boxes and not boxes_overlap(boxes[0], boxes[1])
+
+
+def test_a_label_with_nowhere_to_go_is_left_out():
+    assert place_labels([(10.0, 10.0)], [(900.0, 20.0)], AREA) == [None]
+
+
+def test_a_far_label_gets_a_leader_line_and_a_near_one_does_not():
+    point = (100.0, 100.0)
+    near = candidate_boxes(point, (50.0, 10.0), 6.0)[0]
+    far = candidate_boxes(point, (50.0, 10.0), 6.0)[-1]
+    assert leader(point, near, 6.0) is None
+    line = leader(point, far, 6.0)
+    assert line is not None and line[0] == point
+    x, y = line[1]
+    assert far[0] <= x <= far[0] + far[2] and far[1] <= y <= far[1] + far[3]  # it ends on the box
+
+
+def test_segment_box_test_sees_crossings_and_misses():
+    box = (10.0, 10.0, 20.0, 10.0)
+    assert segment_hits_box(((0.0, 15.0), (40.0, 15.0)), box)  # through
+    assert segment_hits_box(((12.0, 12.0), (14.0, 14.0)), box)  # inside
+    assert not segment_hits_box(((0.0, 0.0), (40.0, 5.0)), box)  # above
+    assert not segment_hits_box(((0.0, 30.0), (5.0, 0.0)), box)  # left of it
+    assert segment_hits_box(((0.0, 0.0), (40.0, 40.0)), box)  # diagonal through a corner region
+
+
+def test_points_and_sizes_must_pair():
+    with pytest.raises(ValueError, match="2 points but 1 label sizes"):
+        place_labels([(1.0, 1.0), (2.0, 2.0)], [(5.0, 5.0)], AREA)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 800), st.floats(0, 500), st.floats(10, 200), st.floats(8, 40)),
+                min_size=1, max_size=12),
+       st.lists(st.tuples(st.tuples(st.floats(0, 800), st.floats(0, 500)),
+                          st.tuples(st.floats(0, 800), st.floats(0, 500))), max_size=4))
+def test_placed_labels_never_overlap_each_other_points_or_lines(specs, segments):
+    points = [(x, y) for x, y, _w, _h in specs]
+    sizes = [(w, h) for _x, _y, w, h in specs]
+    boxes = place_labels(points, sizes, AREA, segments=segments, marker=4.0)
+    placed = [b for b in boxes if b is not None]
+    for i, a in enumerate(placed):
+        assert inside(a, AREA)
+        assert not any(segment_hits_box(s, a) for s in segments)
+        assert not any(boxes_overlap(a, (x - 4, y - 4, 8, 8)) for x, y in points)
+        for b in placed[i + 1:]:
+            assert not boxes_overlap(a, b)
+    for box, size in zip(boxes, sizes, strict=True):
+        assert box is None or (box[2], box[3]) == size

@@ -1,0 +1,131 @@
+"""Where to put the names of a few points on a chart so that they can be read.
+
+Plain geometry in screen pixels (y grows downwards), no Qt: a chart hands over the points, the
+sizes of their labels, the plot area and what is already drawn there (other labels, the legend,
+lines), and gets back a box per label, or None for a label that fits nowhere (the chart hides
+it; the name is still in the table and the hover tip).
+
+Each label tries the places around its point in a fixed order of preference and takes the
+first that stays inside the area and touches nothing drawn, no label placed before it and no
+other labelled point. The order suits points on a roofline: a point on a roof has empty space
+under the roof (below right) and above it (above left); a line rising to the right runs
+through the right and left slots at mid-height.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: (left, top, width, height)
+Box = tuple[float, float, float, float]
+#: ((x1, y1), (x2, y2))
+Segment = tuple[tuple[float, float], tuple[float, float]]
+
+#: candidate offsets: (dx, dy) as multiples of the gap, and which corner of the label sits
+#: there, as fractions of its width and height (0, 0: its top-left corner)
+_PLACES = (
+    ((1.0, 0.5), (0.0, 0.0)),     # below right
+    ((-1.0, -0.5), (1.0, 1.0)),   # above left
+    ((1.0, -0.5), (0.0, 1.0)),    # above right
+    ((-1.0, 0.5), (1.0, 0.0)),    # below left
+    ((0.0, 1.0), (0.5, 0.0)),     # below
+    ((0.0, -1.0), (0.5, 1.0)),    # above
+    ((1.2, 0.0), (0.0, 0.5)),     # right
+    ((-1.2, 0.0), (1.0, 0.5)),    # left
+)
+#: the same places further out, tried when none of the near ones is free; a label that had to
+#: go further than the first ring gets a leader line to its point
+_RINGS = (1.0, 2.5, 4.5, 7.0)
+
+
+def candidate_boxes(point: tuple[float, float], size: tuple[float, float], gap: float) -> list[Box]:
+    """The boxes a label of ``size`` may take around ``point``, most preferred first."""
+    x, y = point
+    w, h = size
+    out = []
+    for ring in _RINGS:
+        for (dx, dy), (fx, fy) in _PLACES:
+            out.append((x + dx * gap * ring - fx * w, y + dy * gap * ring - fy * h, w, h))
+    return out
+
+
+def leader(point: tuple[float, float], box: Box, gap: float) -> Segment | None:
+    """The line from ``point`` to the nearest point of ``box`` when the box is further than
+    1.5 gaps from it (a label that far needs a line to say whose it is), else None."""
+    x, y = point
+    nx = min(max(x, box[0]), box[0] + box[2])
+    ny = min(max(y, box[1]), box[1] + box[3])
+    if max(abs(nx - x), abs(ny - y)) <= 1.5 * gap + 1e-9:
+        return None
+    return ((x, y), (nx, ny))
+
+
+def boxes_overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def segment_hits_box(segment: Segment, box: Box) -> bool:
+    """Whether the line segment crosses or lies in the box (Liang-Barsky clipping)."""
+    (x1, y1), (x2, y2) = segment
+    left, top, w, h = box
+    dx, dy = x2 - x1, y2 - y1
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x1 - left), (dx, left + w - x1), (-dy, y1 - top), (dy, top + h - y1)):
+        if p == 0:
+            if q < 0:
+                return False  # parallel to this edge and outside it
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
+def inside(box: Box, area: Box) -> bool:
+    return (box[0] >= area[0] and box[1] >= area[1] and box[0] + box[2] <= area[0] + area[2]
+            and box[1] + box[3] <= area[1] + area[3])
+
+
+def place_labels(
+    points: Sequence[tuple[float, float]],
+    sizes: Sequence[tuple[float, float]],
+    area: Box,
+    obstacles: Sequence[Box] = (),
+    segments: Sequence[Segment] = (),
+    gap: float = 6.0,
+    marker: float = 5.0,
+) -> list[Box | None]:
+    """A box per label (label ``i`` names ``points[i]`` and is ``sizes[i]`` wide and high), or
+    None where none of its places is free. Labels are placed in the order given, so earlier
+    ones win their preferred place. ``marker`` is the half-size of the box around each point
+    that no label may cover."""
+    if len(points) != len(sizes):
+        raise ValueError(f"{len(points)} points but {len(sizes)} label sizes")
+    markers = [(x - marker, y - marker, 2 * marker, 2 * marker) for x, y in points]
+    placed: list[Box] = []
+    lines = list(segments)  # the leader lines drawn so far join them
+    out: list[Box | None] = []
+    for point, size in zip(points, sizes, strict=True):
+        choice = None
+        for box in candidate_boxes(point, size, gap):
+            if not (inside(box, area)
+                    and not any(boxes_overlap(box, other) for other in placed)
+                    and not any(boxes_overlap(box, other) for other in obstacles)
+                    and not any(boxes_overlap(box, m) for m in markers)
+                    and not any(segment_hits_box(s, box) for s in lines)):
+                continue
+            line = leader(point, box, gap)
+            if line is not None and any(segment_hits_box(line, other) for other in placed):
+                continue  # its leader would cross a name already placed
+            choice = box
+            if line is not None:
+                lines.append(line)
+            break
+        out.append(choice)
+        if choice is not None:
+            placed.append(choice)
+    return out
