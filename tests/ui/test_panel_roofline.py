@@ -663,3 +663,23 @@ def test_label_lines_breaks_long_names():
     assert cut == "a_very_long_kernel_name_without_a…" and len(cut) == 34
     long = _label_lines("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256 (cutlass) extra words")
     assert all(len(line) <= 34 for line in long.split("\n"))
+
+
+def test_l2_roof_drawn_for_a_preset_that_gives_its_l2_bandwidth(panel, catalog):
+    from workbench.hardware import MemoryLevel
+
+    h100 = catalog.get("h100-sxm")
+    l2 = MemoryLevel("L2", 12e12, source="a user's own microbenchmark (figure made up for the test)")
+    key = catalog.add_user_preset(h100.with_changes(name="H100 own figures", key="h100-own",
+                                                    memory=(*h100.memory, l2)))
+    pick(panel.hardware_combo, key)
+    assert panel.l2_check.isEnabled()
+    assert not any("L2" in s.name for s in panel.chart.series())
+    panel.l2_check.click()
+    assert panel.scenario().show_l2 is True
+    (l2_line,) = [s for s in panel.chart.series() if "L2" in s.name]
+    np.testing.assert_allclose(l2_line.y / l2_line.x, 12e12)  # the slope is the L2 bandwidth
+    # it meets the same compute roof further left: its ridge is 989 T / 12 T = 82 FLOP/B
+    assert l2_line.x[-1] == pytest.approx(989e12 / 12e12)
+    assert l2_line.y[-1] == pytest.approx(compute_roof_y(panel))
+    assert any("L2" in text for text in (item.toPlainText() for item, *_ in panel._overlays))
