@@ -80,6 +80,10 @@ def _q(value: float, unit: str) -> str:
     return si_label(value, unit)
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _label_lines(name: str, width: int = 26) -> str:
     """A kernel's name for its label: a long one on two lines, broken before its details
     ("attention fused" / "(b8 h32 s4096 d128 BF16)") or at a space, each line at most
@@ -91,13 +95,8 @@ def _label_lines(name: str, width: int = 26) -> str:
     if cut <= 0:
         cut = name.rfind(" ", 0, width + 1)
     if cut <= 0:
-        return name[: limit - 1] + "…"
-    first, second = name[:cut].rstrip(), name[cut:].strip()
-    if len(first) > limit:
-        first = first[: limit - 1] + "…"
-    if len(second) > limit:
-        second = second[: limit - 1] + "…"
-    return f"{first}\n{second}"
+        return _cut(name, limit)
+    return f"{_cut(name[:cut].rstrip(), limit)}\n{_cut(name[cut:].strip(), limit)}"
 
 
 def _log10(values) -> np.ndarray:
@@ -1435,7 +1434,9 @@ class RooflinePanel(PanelBase):
         if row is not None:
             measured = bool(p.measured[row])
             rows += [
-                ResultRow("Kernel", p.names[row], "", "The kernel selected in the table"),
+                # a long name is cut here (the table and this tip give it whole), so the results
+                # keep their width when a kernel is selected
+                ResultRow("Kernel", _cut(p.names[row], 26), "", f"Selected in the table: {p.names[row]}"),
                 ResultRow("  intensity", float(p.intensity[row]), "FLOP/B"),
                 ResultRow("  attainable (roof)", float(p.ceiling[row]), "FLOP/s"),
                 ResultRow("  achieved", float(p.achieved[row]), "FLOP/s",
@@ -1447,7 +1448,8 @@ class RooflinePanel(PanelBase):
             n_compute = int(np.count_nonzero(p.compute_bound))
             rows.append(ResultRow("Kernels", f"{len(p):,}", "",
                                   "Select a kernel in the table (or click its point) for its numbers"))
-            rows.append(ResultRow("  memory-bound / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", ""))
+            rows.append(ResultRow("  memory / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", "",
+                                  "Kernels left of the ridge / right of it, on the primary device"))
         self.results.set_rows(rows)
 
     # -- explanation ----------------------------------------------------------------------------

@@ -109,7 +109,7 @@ class KernelTableModel(QAbstractTableModel):
     COLUMNS = (
         ("Name", "", True),
         ("FLOPs", "FLOP", True),
-        ("Bytes moved", "B", True),
+        ("Bytes", "B", True),
         ("Time", "s", True),
         ("Intensity", "FLOP/B", False),
         ("Roof", "FLOP/s", False),
@@ -121,7 +121,7 @@ class KernelTableModel(QAbstractTableModel):
     TOOLTIPS = (
         "Kernel name (double-click to edit)",
         "Floating-point operations the kernel does (a multiply-add is 2)",
-        "Bytes moved to and from device memory",
+        "Bytes moved to and from device memory by the kernel",
         "Measured run time (optional); blank places the kernel on the roof",
         "Arithmetic intensity: FLOPs per byte moved",
         "Attainable FLOP/s at this intensity on the primary device",
