@@ -160,10 +160,13 @@ class ResultsTable(QTableWidget):
         if reshaped:
             self._fit_height()
         if self.keep_content_width:
+            # a splitter beside it makes room (minimumSizeHint); the width only grows, so a
+            # toggle that makes a label shorter and longer again does not move the neighbours
+            # (and relay out and repaint the whole panel) every time
             width = self._content_width()
-            if width != getattr(self, "_last_content_width", None):
-                self._last_content_width = width
-                self.updateGeometry()  # a splitter beside it makes room (minimumSizeHint)
+            if width > getattr(self, "_kept_width", 0):
+                self._kept_width = width
+                self.updateGeometry()
 
     #: set by a panel that puts the table beside something (a splitter then keeps the text
     #: whole); under the chart it has the panel's width anyway
@@ -181,7 +184,8 @@ class ResultsTable(QTableWidget):
     def minimumSizeHint(self):  # noqa: N802 - Qt naming
         hint = super().minimumSizeHint()
         if self.keep_content_width:
-            hint.setWidth(max(hint.width(), min(self._content_width(), self.MAX_MIN_WIDTH)))
+            kept = max(getattr(self, "_kept_width", 0), self._content_width())
+            hint.setWidth(max(hint.width(), min(kept, self.MAX_MIN_WIDTH)))
         return hint
 
     def _fit_height(self) -> None:

@@ -11,6 +11,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QWidget
 
 from ui.catalog import HardwareCatalog
 from ui.panels.roofline import RooflinePanel
@@ -683,3 +684,24 @@ def test_l2_roof_drawn_for_a_preset_that_gives_its_l2_bandwidth(panel, catalog):
     assert l2_line.x[-1] == pytest.approx(989e12 / 12e12)
     assert l2_line.y[-1] == pytest.approx(compute_roof_y(panel))
     assert any("L2" in text for text in (item.toPlainText() for item, *_ in panel._overlays))
+
+
+def test_results_beside_the_kernels_do_not_jump_when_a_toggle_changes_their_text(panel, qtbot):
+    panel.seed_examples()
+    qtbot.waitExposed(panel)
+    panel.sparse_check.click()  # "Peak compute (BF16, 2:4 sparse)": the widest label so far
+    for _ in range(3):  # the layout it asked for, then its paint
+        QCoreApplication.processEvents()
+    sizes = panel.bottom.sizes()
+    box = panel.findChild(QWidget, "kernelsBox")
+    counter = _PaintCounter()
+    box.installEventFilter(counter)
+    for _ in range(3):
+        panel.sparse_check.click()
+        QCoreApplication.processEvents()
+        assert panel.bottom.sizes() == sizes
+    box.removeEventFilter(counter)
+    # the kernels' box was not laid out and repainted whole (only the changed cells were)
+    assert counter.count == 0
+    # whole text, no sideways scrolling in the results
+    assert panel.results.horizontalHeader().length() <= panel.results.viewport().width()
