@@ -21,6 +21,7 @@ state, together with ``project.dirty``, drives the title's ``[*]`` marker.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 from pathlib import Path
@@ -66,6 +67,7 @@ from ui.panels import PANEL_CLASSES
 from ui.preset_manager import PresetManagerDialog
 from ui.scenario_browser import ScenarioBrowser
 from workbench.context import RunContext
+from workbench.hardware import PRECISION_LABELS
 from workbench.scenarios import SCENARIO_TYPES, scenario_from_dict, scenario_from_json
 
 log = logging.getLogger(__name__)
@@ -498,34 +500,48 @@ class MainWindow(QMainWindow):
     # =========================================================================================
     def run_summary(self):
         """The planned run's summary from ``workbench.carbon`` (None when it cannot be computed)."""
+        plan = self.run_plan()
+        return plan.summary if plan is not None else None
+
+    def run_plan(self):
+        """The planned run (``workbench.carbon.PlannedRun``) of the shared context, or None."""
         from workbench import carbon
 
         ctx = self.context_model.context()
         power = self.panels.get("power")
         scenario = power.scenario() if power is not None else None
         hw = self.catalog.get(ctx.hardware) if ctx.hardware in self.catalog else None
+        self._summary_problem = ""
         if scenario is None or hw is None or hw.tdp_w is None:
             return None
         try:
-            # the run in the shared context, with the power panel's throughput, cap and prices
-            return carbon.plan_for_scenario(scenario, hw.tdp_w, n_gpus=ctx.n_gpus,
-                                            train_tokens=ctx.train_tokens).summary
+            # the run in the shared context (hardware, GPUs, model, tokens, precision), with the
+            # power panel's MFU or measured throughput, cap, facility and prices
+            scenario = scenario.with_changes(n_params=ctx.model_params, precision=ctx.precision)
+            peak = hw.peak_flops(ctx.precision) if scenario.throughput_mfu is not None else None
+            return carbon.plan_for_scenario(scenario, hw.tdp_w, peak_flops=peak, n_gpus=ctx.n_gpus,
+                                            train_tokens=ctx.train_tokens)
         except (ValueError, TypeError, AttributeError) as exc:
             log.debug("no run summary: %s", exc)
+            self._summary_problem = str(exc)
             return None
 
     def _update_run_summary(self) -> None:
         from workbench import units
 
-        summary = self.run_summary()
+        plan = self.run_plan()
+        summary = plan.summary if plan is not None else None
         ctx = self.context_model.context()
         hw_name = self.catalog.name(ctx.hardware)
         if summary is None:
             self.summary_label.setText(f"<b>{ctx.n_gpus:,} × {hw_name}</b> &nbsp; run summary unavailable")
+            problem = html.escape(getattr(self, "_summary_problem", ""))
             self.summary_label.setToolTip("Set a hardware preset with a TDP and a power scenario to see the "
-                                          "energy, emissions and cost of the planned run.")
+                                          "energy, emissions and cost of the planned run."
+                                          + (f"<br>Now: {problem}" if problem else ""))
             return
         power = self.panels["power"].scenario()
+        hw = self.catalog.get(ctx.hardware)
         currency = getattr(power, "currency", "USD")
 
         def fmt(value: float, unit: str) -> str:
@@ -534,6 +550,12 @@ class MainWindow(QMainWindow):
             except ValueError:
                 return f"{value:.3g} {unit}"
 
+        if power.throughput_mfu is not None:
+            throughput_basis = (f"({power.throughput_mfu:.0%} MFU of {fmt(hw.peak_flops(ctx.precision), 'FLOP/s')} "
+                                f"{PRECISION_LABELS[ctx.precision]}, a {fmt(ctx.model_params, '')}-parameter model: "
+                                f"6N FLOPs per token{', capped' if power.power_cap_w else ''})")
+        else:
+            throughput_basis = "(measured, from the Power and carbon panel" + (", capped)" if power.power_cap_w else ")")
         days = summary.duration_s / 86400.0
         energy_mwh = summary.facility_energy_kwh / 1000.0
         co2_t = summary.co2e_kg / 1000.0
@@ -548,7 +570,8 @@ class MainWindow(QMainWindow):
         self.summary_label.setText(" &nbsp;│&nbsp; ".join(parts))
         self.summary_label.setToolTip(
             "<b>Planned run</b> (shared context, assumptions from the Power and carbon panel)<br>"
-            f"Tokens: {fmt(ctx.train_tokens, '')} at {fmt(power.tokens_per_s_per_gpu, '')} tokens/s per GPU<br>"
+            f"Tokens: {fmt(ctx.train_tokens, '')} at {fmt(float(plan.performance.tokens_per_s), '')} tokens/s per GPU "
+            f"{throughput_basis}<br>"
             f"GPU power: {fmt(power.power_cap_w, 'W') + ' (cap)' if power.power_cap_w else 'TDP'}"
             f", host overhead {fmt(power.host_overhead_w_per_gpu, 'W')} per GPU<br>"
             f"PUE {power.pue:g}; grid {power.grid_g_per_kwh:g} g CO₂e/kWh ({power.region})<br>"

@@ -406,10 +406,13 @@ class PanelBase(QWidget):
         if not self._form_user_sized and self.splitter.count() == 2:
             # the inputs take FORM_WIDTH on a wide panel and less (down to their minimum) on a
             # laptop, where every pixel given to the form is taken from the chart
+            # the inputs as wide as their fields need (no sideways scroll bar), within
+            # FORM_WIDTH + 80 and, on a laptop, within 30% of the panel: every pixel given to
+            # the form is taken from the chart
             inner = self.form_scroll.widget()
             need = (inner.sizeHint().width() + self.form_scroll.verticalScrollBar().sizeHint().width()
-                    if inner is not None else 0)  # the fields whole, without a sideways scroll bar
-            form = max(self.form_scroll.minimumWidth(), min(max(need, int(self.width() * 0.24)), FORM_WIDTH))
+                    if inner is not None else FORM_WIDTH)
+            form = max(self.form_scroll.minimumWidth(), min(need, FORM_WIDTH + 80, int(self.width() * 0.3)))
             total = sum(self.splitter.sizes())
             if total > form and self.splitter.sizes()[0] != form:
                 self.splitter.setSizes([form, total - form])
@@ -546,9 +549,11 @@ class PanelBase(QWidget):
     def undo_stack(self) -> QUndoStack:
         return self._stack
 
-    def edit(self, *, _text: str | None = None, **changes: Any) -> bool:
+    def edit(self, *, _text: str | None = None, _merge: bool = True, **changes: Any) -> bool:
         """Change scenario fields as one undoable step. Returns whether it was applied; a
-        validation error is shown next to the field (or in the status line), nothing pushed."""
+        validation error is shown next to the field (or in the status line), nothing pushed.
+        Consecutive edits of one field merge into one step unless ``_merge`` is False (a
+        switch of mode rather than typing)."""
         if self._scenario is None:
             self.show_status("No scenario to edit")
             return False
@@ -560,7 +565,7 @@ class PanelBase(QWidget):
         for name in changes:
             self._clear_field_error(name)
         self.status.setVisible(False)
-        push_scenario_edit(self._stack, self, new, _text)
+        push_scenario_edit(self._stack, self, new, _text, mergeable=_merge)
         return True
 
     def show_validation_error(self, exc: ValueError, changes: dict[str, Any] | None = None) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench import _validate as v
+from workbench import mfu
 from workbench import power as pw
 
 J_PER_KWH = 3.6e6  # 1 kWh = 1000 W x 3600 s
@@ -233,13 +234,31 @@ _SCENARIO_FIELDS = (
 )
 
 
-def plan_for_scenario(scenario, hardware_tdp_w: float, **overrides) -> PlannedRun:
+def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
+    """Uncapped tokens/s of one GPU for a ``PowerScenario``: planned from its MFU
+    (``throughput_mfu`` x ``peak_flops`` / 6 ``n_params``, see
+    :func:`workbench.mfu.tokens_per_s_at_mfu`) or, with no MFU, its measured
+    ``tokens_per_s_per_gpu``. ``peak_flops`` is the device's dense peak at the scenario's
+    precision, needed only for the MFU."""
+    fraction = getattr(scenario, "throughput_mfu", None)
+    if fraction is None:
+        return v.positive("tokens_per_s_per_gpu", scenario.tokens_per_s_per_gpu)
+    if peak_flops is None:
+        raise v.InputError("peak_flops", "is needed to turn the scenario's MFU into a throughput")
+    return mfu.tokens_per_s_at_mfu(fraction, peak_flops, scenario.n_params)
+
+
+def plan_for_scenario(scenario, hardware_tdp_w: float, peak_flops: float | None = None,
+                      **overrides) -> PlannedRun:
     """:func:`plan_run` for a ``PowerScenario`` (or anything with its field names), with
     ``overrides`` (e.g. ``n_gpus`` and ``train_tokens`` from the shared context) replacing
-    scenario fields."""
+    scenario fields. The throughput is :func:`scenario_tokens_per_s` (``peak_flops`` is the
+    dense peak its MFU refers to) unless ``tokens_per_s_per_gpu`` is overridden."""
     unknown = set(overrides) - set(_SCENARIO_FIELDS)
     if unknown:
         name = sorted(unknown)[0]
         raise v.InputError(name, f"is not a plan input; one of {', '.join(_SCENARIO_FIELDS)}")
     args = {name: overrides.get(name, getattr(scenario, name)) for name in _SCENARIO_FIELDS}
+    if "tokens_per_s_per_gpu" not in overrides:
+        args["tokens_per_s_per_gpu"] = scenario_tokens_per_s(scenario, peak_flops)
     return plan_run(hardware_tdp_w, **args)

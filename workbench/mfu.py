@@ -94,6 +94,23 @@ def mfu(
     return v.scalar_or_array(per_token * tps / (gpus * peak), s1 and s2)
 
 
+def tokens_per_s_at_mfu(
+    mfu_fraction: float,
+    peak_flops: float,
+    n_params: float,
+    n_layers: int = 0,
+    d_model: int = 0,
+    seq_len: int = 0,
+) -> float:
+    """Tokens per second of one GPU running at ``mfu_fraction`` (0.4, not 40) of its dense
+    ``peak_flops``: the inverse of :func:`mfu` for one GPU, peak x MFU / FLOPs per token
+    (6N, plus the attention term when the shape is given). How a plan turns an assumed MFU
+    into a throughput."""
+    fraction = v.in_range("mfu_fraction", mfu_fraction, 0.0, 1.0, low_inclusive=False)
+    peak = v.positive("peak_flops", peak_flops)
+    return float(fraction * peak / flops_per_token(n_params, n_layers, d_model, seq_len))
+
+
 def hfu(
     n_params: float,
     tokens_per_s: float | np.ndarray,

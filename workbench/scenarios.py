@@ -141,7 +141,8 @@ FIELD_LABELS: dict[str, str] = {
     "static_fraction": "Static power fraction",
     "min_voltage_fraction": "Minimum voltage fraction",
     "compute_bound_share": "Compute-bound share",
-    "tokens_per_s_per_gpu": "Throughput per GPU (tokens/s)",
+    "tokens_per_s_per_gpu": "Measured throughput per GPU (tokens/s)",
+    "throughput_mfu": "MFU",
     "train_tokens": "Training tokens",
     "host_overhead_w_per_gpu": "Host power per GPU",
     "pue": "PUE",
@@ -176,6 +177,7 @@ FIELD_UNITS: dict[str, str] = {
     "min_voltage_fraction": "%",
     "compute_bound_share": "%",
     "tokens_per_s_per_gpu": "",
+    "throughput_mfu": "%",
     "train_tokens": "",
     "host_overhead_w_per_gpu": "W",
     "pue": "",
@@ -568,10 +570,16 @@ class ScalingScenario(Scenario):
 
 @dataclass(frozen=True)
 class PowerScenario(Scenario):
-    """Power and carbon panel: power cap, energy, emissions and cost of a training run."""
+    """Power and carbon panel: power cap, energy, emissions and cost of a training run.
+
+    The uncapped throughput of one GPU is planned from an MFU (``throughput_mfu``, a
+    fraction): MFU x the dense peak of ``hardware`` at ``precision`` / 6 ``n_params`` FLOPs
+    per token, so it follows the model size. With ``throughput_mfu`` None it is the measured
+    ``tokens_per_s_per_gpu``. Version 1 had only the measured throughput.
+    """
 
     kind: ClassVar[str] = "power"
-    schema_version: ClassVar[int] = 1
+    schema_version: ClassVar[int] = 2
 
     hardware: str = "h100-sxm"
     n_gpus: int = 8
@@ -581,6 +589,10 @@ class PowerScenario(Scenario):
     compute_bound_share: float = 0.7
     tokens_per_s_per_gpu: float = 3000.0
     train_tokens: float = 1e12
+    #: planning assumption, not a published figure: large dense LLM runs report ~0.35-0.55
+    throughput_mfu: float | None = 0.4
+    n_params: float = 8e9
+    precision: str = "bf16"
     host_overhead_w_per_gpu: float = 0.0
     pue: float = 1.2
     grid_g_per_kwh: float = 475.0
@@ -602,6 +614,10 @@ class PowerScenario(Scenario):
         self._set("tokens_per_s_per_gpu",
                   _float("tokens_per_s_per_gpu", self.tokens_per_s_per_gpu, low=0, low_open=True))
         self._set("train_tokens", _float("train_tokens", self.train_tokens, low=0, low_open=True))
+        if self.throughput_mfu is not None:
+            self._set("throughput_mfu", _float("throughput_mfu", self.throughput_mfu, low=0, high=1, low_open=True))
+        self._set("n_params", _float("n_params", self.n_params, low=0, low_open=True))
+        v.choice("precision", self.precision, PRECISIONS)
         self._set("host_overhead_w_per_gpu",
                   _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0))
         self._set("pue", _float("pue", self.pue, low=1, high=5))
@@ -613,6 +629,13 @@ class PowerScenario(Scenario):
         if len(currency) > 10:
             raise v.InputError("currency", f"must be a short code such as 'USD', got {v._describe(currency)}")
         self._set("currency", currency)
+
+
+@register_upgrader("power", 1)
+def _power_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 1 planned from the measured throughput only: a saved scenario keeps it, and
+    # so gives the same numbers as before (the model size and precision are then unused).
+    return {**data, "throughput_mfu": None, "n_params": 8e9, "precision": "bf16"}
 
 
 #: Every scenario type by its ``kind``.

@@ -131,6 +131,25 @@ def test_changing_gpus_in_toolbar_updates_panels(qtbot, window):
     assert window.isWindowModified()
 
 
+def test_the_run_summary_follows_the_model_size_typed_in_the_toolbar(qtbot, window):
+    days_8b = window.run_summary().duration_s
+    assert "40% MFU" in window.summary_label.toolTip() and "6N FLOPs per token" in window.summary_label.toolTip()
+    edit = window.context_toolbar.model_field.edit
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "70B")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert window.context_model.context().model_params == 70e9
+    assert window.panel("power").scenario().n_params == 70e9
+    # 70B costs 8.75x the FLOPs per token of 8B: the same tokens take 8.75x as long
+    assert window.run_summary().duration_s == pytest.approx(8.75 * days_8b)
+    shown_days = float(window.summary_label.text().split(" days")[0].split("│")[-1].replace("&nbsp;", "")
+                       .replace(",", "").strip())
+    assert shown_days == pytest.approx(8.75 * days_8b / 86400, abs=0.05)
+    # the power panel's own plan agrees with the status bar
+    assert window.panel("power").plan().summary.duration_s == pytest.approx(window.run_summary().duration_s)
+
+
 def test_gpu_edits_are_one_undo_step_with_a_readable_name(qtbot, window):
     _type_gpus(qtbot, window, "512")
     assert window.undo_stack.undoText() == "Change GPU count to 512"

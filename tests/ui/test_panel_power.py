@@ -23,7 +23,8 @@ def catalog(qapp):
 
 @pytest.fixture
 def panel(qtbot, catalog):
-    p = PowerPanel(catalog, PowerScenario(n_gpus=8, train_tokens=1e12, gpu_hour_price=2.0))
+    # planned from a measured throughput (3,000 tokens/s per GPU); the MFU plan has its own tests
+    p = PowerPanel(catalog, PowerScenario(n_gpus=8, train_tokens=1e12, gpu_hour_price=2.0, throughput_mfu=None))
     qtbot.addWidget(p)
     p.resize(1600, 900)
     p.show()
@@ -266,3 +267,61 @@ def test_hardware_without_tdp_says_so(qtbot, catalog):
     assert p.result_text("CO2e")[0] == "–"
     p.apply_context(RunContext(hardware="h100-sxm"))
     assert p.plan() is not None and not p.status_text()
+
+
+@pytest.fixture
+def planned(qtbot, catalog):
+    p = PowerPanel(catalog, PowerScenario(n_gpus=8, train_tokens=1e12))  # the default: 40% MFU
+    qtbot.addWidget(p)
+    p.resize(1600, 900)
+    p.show()
+    return p
+
+
+def test_planned_throughput_follows_the_model_size_in_the_context(qtbot, planned):
+    assert planned.throughput_combo.currentText() == "Planned from MFU"
+    assert not planned.field("tokens_per_s_per_gpu").isEnabled() and planned.field("throughput_mfu").isEnabled()
+    # 40% of an H100's dense BF16 peak over 6 x 8e9 FLOPs per token
+    peak = HardwareCatalog().get("h100-sxm").peak_flops("bf16")
+    assert planned.plan().performance.tokens_per_s == pytest.approx(0.4 * peak / 48e9)
+    assert "40% of" in planned.throughput_note.text() and "48 GFLOP per token" in planned.throughput_note.text()
+    days_8b = planned.plan().summary.duration_s
+    planned.apply_context(RunContext(hardware="h100-sxm", n_gpus=8, train_tokens=1e12, model_params=70e9))
+    assert planned.scenario().n_params == 70e9
+    assert planned.field("n_params").value() == 70e9
+    assert planned.plan().summary.duration_s == pytest.approx(days_8b * 70 / 8)  # 8.75x the FLOPs per token
+    # FP8 doubles an H100's dense peak, so at the same MFU the run takes half as long
+    planned.apply_context(RunContext(hardware="h100-sxm", n_gpus=8, train_tokens=1e12, model_params=70e9,
+                                     precision="fp8"))
+    assert planned.plan().summary.duration_s == pytest.approx(days_8b * 70 / 8 / 2, rel=1e-3)
+
+
+def test_typing_an_mfu_and_switching_to_measured_are_undoable(qtbot, planned):
+    type_into(qtbot, planned, "throughput_mfu", "50%")
+    assert planned.scenario().throughput_mfu == pytest.approx(0.5)
+    pick(qtbot, planned.throughput_combo, "Measured")
+    s = planned.scenario()
+    assert s.throughput_mfu is None
+    assert planned.field("tokens_per_s_per_gpu").isEnabled() and not planned.field("throughput_mfu").isEnabled()
+    assert planned.plan().performance.tokens_per_s == pytest.approx(s.tokens_per_s_per_gpu)
+    assert planned.undo_stack().undoText() == "Plan from the measured throughput"
+    planned.undo_stack().undo()
+    assert planned.scenario().throughput_mfu == pytest.approx(0.5)
+    assert planned.throughput_combo.currentText() == "Planned from MFU"
+    pick(qtbot, planned.throughput_combo, "Measured")
+    pick(qtbot, planned.throughput_combo, "Planned from MFU")
+    assert planned.scenario().throughput_mfu == pytest.approx(0.5)  # the MFU last used comes back
+
+
+def test_an_mfu_above_100_percent_is_refused_with_a_message(qtbot, planned):
+    type_into(qtbot, planned, "throughput_mfu", "140%")
+    assert planned.scenario().throughput_mfu == pytest.approx(0.4)
+    assert planned.field("throughput_mfu").message_text()
+
+
+def test_a_precision_the_gpu_lacks_says_what_to_do(qtbot, planned):
+    planned.apply_context(RunContext(hardware="a100-sxm-80gb", precision="fp8"))
+    assert planned.plan() is None
+    assert "has no FP8 rate" in planned.status_text() and "measured throughput" in planned.status_text()
+    pick(qtbot, planned.throughput_combo, "Measured")
+    assert planned.plan() is not None  # the measured throughput needs no peak

@@ -144,7 +144,7 @@ def test_plan_run_and_plan_for_scenario():
     assert plan.cap_w == 450.0 and plan.tdp_w == 700.0
     assert plan.performance.power_w <= 450.0
     assert plan.job_tokens_per_s == pytest.approx(1024 * plan.performance.tokens_per_s)
-    scenario = PowerScenario(n_gpus=8, power_cap_w=450.0, pue=1.1, grid_g_per_kwh=100.0)
+    scenario = PowerScenario(n_gpus=8, power_cap_w=450.0, pue=1.1, grid_g_per_kwh=100.0, throughput_mfu=None)
     from_scenario = cb.plan_for_scenario(scenario, 700.0, n_gpus=1024)
     direct = cb.plan_run(700.0, 1024, scenario.train_tokens, scenario.tokens_per_s_per_gpu, 450.0,
                          scenario.static_fraction, scenario.min_voltage_fraction, scenario.compute_bound_share,
@@ -154,6 +154,27 @@ def test_plan_run_and_plan_for_scenario():
     with pytest.raises(InputError) as info:
         cb.plan_for_scenario(scenario, 700.0, hardware="a100")
     assert info.value.parameter == "hardware"
+
+
+def test_plan_for_scenario_plans_throughput_from_mfu_and_model_size():
+    from workbench.scenarios import PowerScenario
+
+    # 40% of an H100's 989.5 TFLOP/s dense BF16 on an 8B model: 6 x 8e9 = 48 GFLOP per token
+    scenario = PowerScenario(throughput_mfu=0.4, n_params=8e9, precision="bf16")
+    assert cb.scenario_tokens_per_s(scenario, 989.5e12) == pytest.approx(0.4 * 989.5e12 / 48e9)  # 8,246
+    plan = cb.plan_for_scenario(scenario, 700.0, peak_flops=989.5e12)
+    assert plan.performance.tokens_per_s == pytest.approx(8245.83, rel=1e-5)  # uncapped: the planned rate
+    # a model 8.75x larger trains 8.75x slower on the same tokens
+    bigger = cb.plan_for_scenario(scenario.with_changes(n_params=70e9), 700.0, peak_flops=989.5e12)
+    assert bigger.summary.duration_s == pytest.approx(8.75 * plan.summary.duration_s)
+    # the measured throughput is what counts once the MFU is cleared
+    measured = scenario.with_changes(throughput_mfu=None, tokens_per_s_per_gpu=5000.0)
+    assert cb.scenario_tokens_per_s(measured) == 5000.0
+    with pytest.raises(InputError) as info:
+        cb.plan_for_scenario(scenario, 700.0)
+    assert info.value.parameter == "peak_flops"
+    # an explicit throughput wins over both
+    assert cb.plan_for_scenario(scenario, 700.0, tokens_per_s_per_gpu=1234.0).performance.tokens_per_s == 1234.0
 
 
 def test_plan_summary_cap_below_the_lowest_names_the_cap():

@@ -259,3 +259,28 @@ def test_nan_never_leaks():
     for args in [(1e9, [1e4, math.nan], 8, 1e15), (1e9, 1e4, [8, math.inf], 1e15)]:
         with pytest.raises(ValueError):
             m.mfu(*args)
+
+
+@given(st.floats(0.01, 1.0), st.floats(1e12, 1e16), st.floats(1e8, 1e12), st.integers(1, 4096))
+def test_tokens_per_s_at_mfu_inverts_mfu(fraction, peak, n_params, n_gpus):
+    per_gpu = m.tokens_per_s_at_mfu(fraction, peak, n_params)
+    assert m.mfu(n_params, per_gpu * n_gpus, n_gpus, peak) == pytest.approx(fraction, rel=1e-9)
+
+
+def test_tokens_per_s_at_mfu_for_an_8b_model_on_h100():
+    # 40% of 989.5 TFLOP/s over 6 x 8e9 FLOPs per token
+    assert m.tokens_per_s_at_mfu(0.4, 989.5e12, 8e9) == pytest.approx(8245.83, rel=1e-5)
+    # with the attention term (32 layers, width 4096, 8k context) a token costs more
+    assert m.tokens_per_s_at_mfu(0.4, 989.5e12, 8e9, 32, 4096, 8192) < 8245.0
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("mfu_fraction", {"mfu_fraction": 0.0}), ("mfu_fraction", {"mfu_fraction": 1.5}),
+    ("mfu_fraction", {"mfu_fraction": "40%"}), ("peak_flops", {"peak_flops": -1.0}),
+    ("n_params", {"n_params": 0.0}),
+])
+def test_tokens_per_s_at_mfu_rejects_bad_input(name, kwargs):
+    args = {"mfu_fraction": 0.4, "peak_flops": 989.5e12, "n_params": 8e9} | kwargs
+    with pytest.raises(InputError) as info:
+        m.tokens_per_s_at_mfu(**args)
+    assert info.value.parameter == name

@@ -49,7 +49,7 @@ def test_the_five_kinds():
     }
     for cls in ALL_TYPES:
         assert issubclass(cls, Scenario)
-        assert cls.schema_version == 1
+        assert cls.schema_version == (2 if cls is PowerScenario else 1)
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES)
@@ -432,7 +432,18 @@ def test_bad_version(version):
 
 
 def test_missing_fields_take_defaults():
-    assert scenario_from_dict({"kind": "power", "schema_version": 1, "n_gpus": 64}) == PowerScenario(n_gpus=64)
+    assert scenario_from_dict({"kind": "power", "schema_version": 2, "n_gpus": 64}) == PowerScenario(n_gpus=64)
+
+
+def test_power_version_1_keeps_planning_from_its_measured_throughput():
+    old = {"kind": "power", "schema_version": 1, "n_gpus": 64, "tokens_per_s_per_gpu": 6500.0}
+    upgraded = scenario_from_dict(old)
+    assert upgraded == PowerScenario(n_gpus=64, tokens_per_s_per_gpu=6500.0, throughput_mfu=None)
+    assert upgraded.to_dict()["schema_version"] == 2
+    assert scenario_from_dict(upgraded.to_dict()) == upgraded
+    with pytest.raises(InputError) as info:
+        PowerScenario(throughput_mfu=1.5)
+    assert info.value.parameter == "throughput_mfu"
 
 
 def test_newer_version_is_refused_naming_both_versions():

@@ -30,7 +30,9 @@ from ui.charts import Chart
 from ui.panel import PanelBase, ResultRow
 from ui.widgets.quantity_edit import QuantityEdit, QuantityField
 from workbench import carbon, power, units
+from workbench import mfu as mfu_model
 from workbench._validate import InputError
+from workbench.hardware import PRECISION_LABELS, PRECISIONS
 from workbench.scenarios import FIELD_LABELS, PowerScenario
 
 #: What a user may type in the power-cap field to remove the cap.
@@ -163,9 +165,34 @@ class PowerPanel(PanelBase):
                            description="GPUs in the job (from the shared context unless Local override is on)")
         self.add_quantity_field("train_tokens", unit="", minimum=0, min_inclusive=False,
                                 description="Tokens processed in the whole run, e.g. 15T (from the shared context)")
-        self.add_quantity_field("tokens_per_s_per_gpu", "Tokens/s per GPU", unit="", minimum=0,
+        self.add_quantity_field("n_params", "Model parameters", unit="", minimum=0, min_inclusive=False,
+                                description="Parameters of the model trained, e.g. 70B (from the shared context): "
+                                            "a token costs 6 x parameters FLOPs to train")
+        self.add_choice("precision", [(PRECISION_LABELS[p], p) for p in PRECISIONS], "Training precision")
+        self.field("precision").setToolTip("The precision whose dense peak the MFU refers to "
+                                           "(from the shared context)")
+        self.throughput_combo = QComboBox(self.form_widget)
+        self.throughput_combo.setObjectName("throughputSource")
+        self.throughput_combo.addItem("Planned from MFU", "mfu")
+        self.throughput_combo.addItem("Measured", "measured")
+        self.throughput_combo.setToolTip(
+            "Planned: the throughput follows the model size, the GPU and the precision at the MFU you "
+            "assume. Measured: the tokens/s one GPU of your run reaches, whatever the model.")
+        self.throughput_combo.activated.connect(self._on_throughput_source)
+        self.form.addRow("Throughput", self.throughput_combo)
+        self.add_quantity_field("throughput_mfu", "MFU", unit="%", minimum=0, min_inclusive=False, maximum=1,
+                                description="Model FLOPs utilisation the plan assumes: the share of the GPU's "
+                                            "dense peak spent on the model's 6N FLOPs per token (an assumption; "
+                                            "large dense runs report roughly 35-55%)")
+        self.add_quantity_field("tokens_per_s_per_gpu", "Measured tokens/s", unit="", minimum=0,
                                 min_inclusive=False,
-                                description="Throughput of one GPU at full power (no cap), tokens per second")
+                                description="Throughput one GPU of your run reaches at full power (no cap), "
+                                            "tokens per second")
+        self.throughput_note = QLabel(self.form_widget)
+        self.throughput_note.setObjectName("throughputNote")
+        self.throughput_note.setWordWrap(True)
+        self.form.addRow("", self.throughput_note)
+        self._last_mfu = 0.4
 
         self.add_section("Power cap")
         self.cap_field = _CapField(
@@ -288,6 +315,29 @@ class PowerPanel(PanelBase):
     def _on_hardware_activated(self, index: int) -> None:
         self._field_edited("hardware", self.hardware_combo.itemData(index))
 
+    def _on_throughput_source(self, index: int) -> None:
+        if self.throughput_combo.itemData(index) == "measured":
+            self.edit(throughput_mfu=None, _text="Plan from the measured throughput", _merge=False)
+        elif self._scenario.throughput_mfu is None:
+            mfu = self._last_mfu
+            self.edit(throughput_mfu=mfu, _text=f"Plan the throughput from {mfu:.0%} MFU", _merge=False)
+        self._sync_throughput()  # the edit may have been refused, or changed nothing
+
+    def _sync_throughput(self) -> None:
+        s = self._scenario
+        planned = s.throughput_mfu is not None
+        if planned:
+            self._last_mfu = s.throughput_mfu
+        self.throughput_combo.setCurrentIndex(self.throughput_combo.findData("mfu" if planned else "measured"))
+        for name, on in (("throughput_mfu", planned), ("n_params", planned), ("precision", planned),
+                         ("tokens_per_s_per_gpu", not planned)):
+            self.field(name).setEnabled(on)
+
+    def _peak(self, scenario: PowerScenario, hw) -> float | None:
+        """The dense peak the scenario's MFU refers to (None when it plans from a measurement);
+        raises InputError("precision") when the GPU has no rate at that precision."""
+        return hw.peak_flops(scenario.precision) if scenario.throughput_mfu is not None else None
+
     def _on_pue_activated(self, index: int) -> None:
         key = self.pue_combo.itemData(index)
         if key == CUSTOM:
@@ -328,7 +378,7 @@ class PowerPanel(PanelBase):
             return
         super()._field_edited(name, value)
 
-    def edit(self, *, _text: str | None = None, **changes: Any) -> bool:
+    def edit(self, *, _text: str | None = None, _merge: bool = True, **changes: Any) -> bool:
         """As :meth:`PanelBase.edit`, and a cap the model cannot honour on this GPU is refused
         with the model's message next to the cap field."""
         if changes.get("power_cap_w") is not None and self._scenario is not None:
@@ -336,14 +386,14 @@ class PowerPanel(PanelBase):
             if tdp is not None:
                 try:
                     candidate = self._scenario.with_changes(**changes)
-                    carbon.plan_for_scenario(candidate, tdp)
+                    carbon.plan_for_scenario(candidate, tdp, tokens_per_s_per_gpu=1.0)  # any rate: the cap
                 except InputError as exc:
                     if exc.parameter == "power_cap_w":
                         self.show_validation_error(exc, changes)
                         return False
                 except ValueError:
                     pass  # the base reports it
-        return super().edit(_text=_text, **changes)
+        return super().edit(_text=_text, _merge=_merge, **changes)
 
     # -- charts ------------------------------------------------------------------------------
     def _build_charts(self) -> None:
@@ -410,12 +460,17 @@ class PowerPanel(PanelBase):
         return list(self._comparison)
 
     # -- context -----------------------------------------------------------------------------
+    #: scenario field <- shared context field
+    CONTEXT_FIELDS = {"hardware": "hardware", "n_gpus": "n_gpus", "train_tokens": "train_tokens",
+                      "n_params": "model_params", "precision": "precision"}
+
     def context_changed(self, ctx: Any) -> None:
-        """Hardware, GPU count and training tokens from the shared context (no undo step)."""
+        """Hardware, GPU count, training tokens, model size and precision from the shared
+        context (no undo step)."""
         if self._scenario is None:
             return
-        changes = {name: getattr(ctx, name) for name in ("hardware", "n_gpus", "train_tokens")
-                   if hasattr(ctx, name) and getattr(ctx, name) != getattr(self._scenario, name)}
+        changes = {name: getattr(ctx, source) for name, source in self.CONTEXT_FIELDS.items()
+                   if hasattr(ctx, source) and getattr(ctx, source) != getattr(self._scenario, name)}
         if not changes:
             return
         try:
@@ -488,6 +543,8 @@ class PowerPanel(PanelBase):
         self._sync_pue_combo()
         self._sync_region_combo()
         self._sync_labels()
+        self._sync_throughput()
+        self.throughput_note.setText("")
         hw = self._hardware()
         if hw is None:
             self._clear_view(f"Hardware '{s.hardware}' is not in the catalog: pick a GPU.")
@@ -499,15 +556,20 @@ class PowerPanel(PanelBase):
         tdp = hw.tdp_w
         model = self._model_args(s)
         try:
-            sweep = power.power_cap_sweep(tdp, s.tokens_per_s_per_gpu, **model)
-            best = power.best_cap_for_efficiency(tdp, s.tokens_per_s_per_gpu, **model)
-            plan = carbon.plan_for_scenario(s, tdp)
+            peak = self._peak(s, hw)
+            rate = carbon.scenario_tokens_per_s(s, peak)
+            sweep = power.power_cap_sweep(tdp, rate, **model)
+            best = power.best_cap_for_efficiency(tdp, rate, **model)
+            plan = carbon.plan_for_scenario(s, tdp, tokens_per_s_per_gpu=rate)
             llama_kwh = carbon.llama3_style_energy_kwh(plan.summary.gpu_hours, tdp)
         except InputError as exc:
             if exc.parameter == "power_cap_w":
                 lowest = power.min_power_cap(tdp, s.static_fraction, s.min_voltage_fraction)
                 message = (f"The power cap is below the lowest this model can honour on {hw.name} "
                            f"({lowest:.0f} W): raise it or clear it.")
+            elif exc.parameter == "precision":
+                message = (f"{hw.name} has no {PRECISION_LABELS[s.precision]} rate for the MFU to refer to: "
+                           "pick another training precision, or plan from a measured throughput.")
             else:
                 message = str(exc)
             self._clear_view(message)
@@ -517,8 +579,19 @@ class PowerPanel(PanelBase):
             self.clear_error()
         self._view_message = ""
         self._sync_slider(np.asarray(sweep.cap_w), plan.cap_w)
+        self.throughput_note.setText(self._throughput_basis(s, peak, rate))
         self._draw(hw, sweep, best, plan)
         self._fill_results(hw, best, plan, llama_kwh)
+
+    @staticmethod
+    def _throughput_basis(s: PowerScenario, peak: float | None, rate: float) -> str:
+        """What the uncapped throughput per GPU rests on, in one line under the fields."""
+        if peak is None:
+            return f"{_count(rate)} tokens/s per GPU uncapped, as measured"
+        per_token = mfu_model.flops_per_token(s.n_params)
+        return (f"= {_count(rate)} tokens/s per GPU uncapped: {s.throughput_mfu:.0%} of "
+                f"{units.format_quantity(peak, 'FLOP/s')} {PRECISION_LABELS[s.precision]} / "
+                f"{units.format_quantity(per_token, 'FLOP')} per token (6N)")
 
     def _draw(self, hw, sweep, best, plan) -> None:
         perf = plan.performance
@@ -531,10 +604,11 @@ class PowerPanel(PanelBase):
         for i, (name, other) in enumerate(self._comparison):
             color = COMPARE_COLORS[i % len(COMPARE_COLORS)]
             try:
-                other_tdp = self.catalog.get(other.hardware).tdp_w
-                if other_tdp is None:
+                other_hw = self.catalog.get(other.hardware)
+                if other_hw.tdp_w is None:
                     continue
-                other_sweep = power.power_cap_sweep(other_tdp, other.tokens_per_s_per_gpu, **self._model_args(other))
+                other_rate = carbon.scenario_tokens_per_s(other, self._peak(other, other_hw))
+                other_sweep = power.power_cap_sweep(other_hw.tdp_w, other_rate, **self._model_args(other))
             except (KeyError, ValueError):
                 continue
             self.chart.add_series(name, other_sweep.cap_w, other_sweep.tokens_per_joule, color=color, style="dash")
@@ -656,6 +730,9 @@ class PowerPanel(PanelBase):
             "<p><b>Speed.</b> Only the compute-bound share of each step slows with the clock; memory- "
             "and network-bound time does not. So a moderate cap often loses little speed but saves "
             "power: tokens per joule peaks below the TDP (the green mark).</p>"
+            "<p><b>Throughput.</b> Planned from an MFU, one GPU's uncapped rate is MFU &times; its "
+            "dense peak at the training precision / 6N FLOPs per token (N parameters), so a larger "
+            "model trains proportionally slower; or it is the rate you measured.</p>"
             "<p><b>Energy and carbon.</b> Run duration = training tokens / (GPUs &times; capped "
             "throughput). IT energy = GPUs &times; (GPU power + host power) &times; duration. "
             "Facility energy = IT energy &times; PUE. CO2e = facility energy &times; grid carbon "
