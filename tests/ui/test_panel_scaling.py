@@ -106,8 +106,8 @@ def test_context_moves_the_operating_point_and_the_amdahl_row(qtbot, panel):
     assert _row(panel, "Amdahl efficiency at 512 GPUs")[1] == "8.91"
     (xmin, xmax), _ = panel.chart.visible_range()
     assert xmin <= 1.0 and xmax >= 2048  # the GPU axis reaches 4 x n_gpus
-    # the context's training tokens: 2e12 tokens at 1e5 tokens/s = 2e7 s
-    assert _row(panel, "Training time")[1:] == ("231", "days")
+    # the context's training tokens: 2e12 tokens at 5e4 tokens/s = 4e7 s
+    assert _row(panel, "Training time")[1:] == ("463", "days")
     assert "2e+12" in panel.results.item(panel.results.rowCount() - 1, 0).toolTip()
     # the same context again changes nothing
     with qtbot.assertNotEmitted(panel.scenarioChanged):
