@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -479,12 +479,7 @@ class Project:
         JSON. The file's own keys (schema_version, app_version, created) are refused.
         """
         self._check_open()
-        if not isinstance(key, str) or not key.strip() or len(key) > 64:
-            raise ValueError(f"metadata key must be 1 to 64 characters, got {key!r}")
-        if key in self.RESERVED_META_KEYS:
-            raise ValueError(f"metadata key {key!r} is managed by the project file")
-        if not isinstance(value, str):
-            raise TypeError(f"metadata value must be text, got {type(value).__name__}")
+        self._check_meta(key, value)
         row = self._session.get(MetadataEntry, key)
         if row is not None and row.value == value:
             self._session.rollback()
@@ -494,6 +489,14 @@ class Project:
         else:
             row.value = value
         self._mutated()
+
+    def _check_meta(self, key: str, value: str) -> None:
+        if not isinstance(key, str) or not key.strip() or len(key) > 64:
+            raise ValueError(f"metadata key must be 1 to 64 characters, got {key!r}")
+        if key in self.RESERVED_META_KEYS:
+            raise ValueError(f"metadata key {key!r} is managed by the project file")
+        if not isinstance(value, str):
+            raise TypeError(f"metadata value must be text, got {type(value).__name__}")
 
     def _check_open(self) -> None:
         if self._closed:
@@ -581,18 +584,48 @@ class Project:
         self._delete_recovery_files()
         recovery.discard_recovery(new_path)
 
-    def write_recovery(self) -> Path | None:
+    def write_recovery(self, meta: Mapping[str, str] | None = None) -> Path | None:
         """Write the working copy to the recovery file, atomically, if there are unsaved changes.
+
+        ``meta``: metadata entries (as :meth:`set_meta` takes them, e.g. the window's
+        workspace) that go into the recovery file only: the working copy and :attr:`dirty`
+        stay as they were, so a user who undoes back to the saved state has nothing unsaved.
+        Entries that differ from the working copy's count as unsaved changes.
 
         Returns the recovery file's path, or None when there was nothing to recover. The UI
         calls this from a timer every few minutes (see :mod:`storage.recovery`).
         """
         self._check_open()
-        if not self._dirty:
+        changed: dict[str, str] = {}
+        for key, value in (meta or {}).items():
+            self._check_meta(key, value)
+            row = self._session.get(MetadataEntry, key)
+            if row is None or row.value != value:
+                changed[key] = value
+        self._session.rollback()
+        if not self._dirty and not changed:
             return None
         target = recovery.recovery_target(self._path)
-        self._raw_commit()
-        fileio.atomic_write_database(self._memory, target, "write the recovery file")
+        previous = {}
+        try:
+            for key, value in changed.items():
+                row = self._session.get(MetadataEntry, key)
+                previous[key] = row.value if row is not None else None
+                if row is None:
+                    self._session.add(MetadataEntry(key=key, value=value))
+                else:
+                    row.value = value
+            self._raw_commit()
+            fileio.atomic_write_database(self._memory, target, "write the recovery file")
+        finally:
+            if previous:
+                for key, value in previous.items():
+                    row = self._session.get(MetadataEntry, key)
+                    if value is None:
+                        self._session.delete(row)
+                    else:
+                        row.value = value
+                self._raw_commit()
         self._recovery_files.add(target)
         return target
 

@@ -827,8 +827,9 @@ class MainWindow(QMainWindow):
         if self.project is None or self.project.closed or not self.is_modified():
             return None
         try:
-            self._write_workspace()
-            return self.project.write_recovery()
+            # the workspace goes into the recovery file only: undoing back to the saved state
+            # afterwards leaves nothing unsaved (and no '*' in the title)
+            return self.project.write_recovery(meta={WORKSPACE_KEY: self.workspace_json()})
         except ProjectError as exc:
             self.statusBar().showMessage(f"Could not write the recovery file: {exc}", 10000)
             return None

@@ -114,3 +114,28 @@ def test_save_as_removes_the_recovery_file(project, tmp_path):
     written = project.write_recovery()
     project.save_as(tmp_path / "elsewhere.swbproj")
     assert not written.exists()
+
+
+def test_metadata_for_the_recovery_file_only_leaves_the_working_copy_clean(project_path):
+    project = Project.open(project_path)
+    project.set_meta("workspace", '{"saved": true}')
+    project.save()
+    assert project.write_recovery(meta={"workspace": '{"saved": true}'}) is None  # nothing new
+    written = project.write_recovery(meta={"workspace": '{"edited": true}'})
+    assert written is not None and written.exists()
+    # the working copy is as saved, and has nothing unsaved
+    assert project.get_meta("workspace") == '{"saved": true}' and not project.dirty
+    project._dispose()  # a crash
+    with Project.open(project_path, use_recovery=True) as recovered:
+        assert recovered.get_meta("workspace") == '{"edited": true}'
+        assert recovered.dirty
+    with Project.open(project_path) as plain:
+        assert plain.get_meta("workspace") == '{"saved": true}'
+
+
+def test_recovery_metadata_is_checked_like_set_meta(project):
+    with pytest.raises(ValueError, match="managed by the project file"):
+        project.write_recovery(meta={"schema_version": "99"})
+    with pytest.raises(TypeError, match="must be text"):
+        project.write_recovery(meta={"workspace": 3})
+    assert not project.dirty

@@ -331,6 +331,18 @@ def test_recovery_file_is_offered_on_open(qtbot, window, project_path, monkeypat
     assert again.isWindowModified()
 
 
+def test_undoing_back_after_a_recovery_write_leaves_nothing_unsaved(qtbot, window):
+    assert not window.isWindowModified()
+    _type_gpus(qtbot, window, "384")
+    assert window.isWindowModified()
+    recovery = window.write_recovery()
+    assert recovery is not None and recovery.exists()
+    window.undo_stack.undo()
+    assert window.context_model.context().n_gpus == 8
+    assert not window.isWindowModified()  # no '*' left behind by the recovery write
+    assert not window.project.dirty
+
+
 def test_recent_files_menu_lists_projects(qtbot, window, project_path):
     window._fill_recent_menu()
     texts = [a.text() for a in window.recent_menu.actions()]
