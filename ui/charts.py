@@ -11,6 +11,7 @@ bookkeeping pyqtgraph needs stays inside this module.
 from __future__ import annotations
 
 import contextlib
+import html
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPaintEngine, QPainter, QPen, QPicture, QTransform
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPaintEngine,
+    QPainter,
+    QPen,
+    QPicture,
+    QTransform,
+)
 from PySide6.QtWidgets import QGraphicsView
 
 from ui import theme as th
@@ -921,9 +931,30 @@ class Chart(pg.PlotWidget):
         s = th.scale_factor(self._presentation)
         plot = self.getPlotItem()
         if self._title:
-            plot.setTitle(self._title, color=self._theme.ink, size=f"{th.BASE_LABEL_FONT_PT * 1.15 * s:.1f}pt", bold=True)
+            size = th.BASE_LABEL_FONT_PT * 1.15 * s
+            shown = self._elided_title(size)
+            self._shown_title = (shown, size)
+            plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
+            # the whole title on hover when it had to be cut
+            self.setToolTip(self._title if shown != self._title else "")
         else:
+            self._shown_title = None
             plot.setTitle(None)
+
+    def _elided_title(self, size_pt: float) -> str:
+        """The title cut with "…" to the chart's width: pyqtgraph keeps a chart at least as wide
+        as its title, so a long one stopped a docked chart from being made narrower."""
+        font = QFont()
+        font.setPointSizeF(size_pt)
+        font.setBold(True)
+        width = max(self.width() - 90, 60)  # the axis and margins beside the title's row
+        return QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideRight, width)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().resizeEvent(event)
+        shown = getattr(self, "_shown_title", None)
+        if shown is not None and self._alive() and self._elided_title(shown[1]) != shown[0]:
+            self._apply_title()
 
     def _restyle(self) -> None:
         t = self._theme

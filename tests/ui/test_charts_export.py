@@ -284,3 +284,22 @@ def test_grid_pen_and_legend_restore_after_export(tmp_path, roofline):
     legend = roofline.getPlotItem().legend
     assert legend.flags() & legend.GraphicsItemFlag.ItemIgnoresTransformations
     assert Qt.AlignmentFlag.AlignLeft  # keeps ruff quiet about the import on older Qt
+
+
+def test_a_long_title_is_cut_to_the_chart_and_does_not_hold_it_wide(qtbot):
+    from ui.charts import Chart
+
+    title = "Roofline: NVIDIA H100 SXM against three other accelerators at BF16, 2:4 sparse"
+    chart = Chart(title=title)
+    qtbot.addWidget(chart)
+    chart.resize(900, 500)
+    chart.show()
+    qtbot.waitExposed(chart)
+    label = chart.getPlotItem().titleLabel
+    assert title in label.text and chart.toolTip() == ""
+    chart.resize(320, 300)
+    qtbot.waitUntil(lambda: "…" in label.text)
+    assert chart.toolTip() == title  # the whole title on hover
+    assert chart.getPlotItem().minimumWidth() <= chart.width()  # the plot fits the narrow chart
+    chart.resize(900, 500)
+    qtbot.waitUntil(lambda: title in label.text)

@@ -402,8 +402,7 @@ class PowerPanel(PanelBase):
         column = QHBoxLayout(self.charts)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
-        # short: pyqtgraph will not shrink a chart below its title, so a long title cut the
-        # chart (and the marked operating point) off on a laptop or in presentation mode
+        # short titles: two charts share the width (Chart cuts a longer title with "…")
         self.chart = Chart(title="Energy efficiency", x_label="Power cap", x_unit="W",
                            y_label="Tokens per joule", y_unit="tokens/J")
         self.rate_chart = Chart(title="Throughput per GPU", x_label="Power cap", x_unit="W",
