@@ -383,6 +383,13 @@ class Project:
             self._delete_recovery_files()
         self._dispose()
 
+    def discard_written_recovery(self) -> None:
+        """Delete the recovery files this project wrote (its changes were undone: a crash now
+        must not offer to restore them). Nothing else is touched."""
+        self._check_open()
+        if not self._dirty:
+            self._delete_recovery_files()
+
     def _delete_recovery_files(self) -> None:
         for path in self._recovery_files:
             try:

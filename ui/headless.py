@@ -121,6 +121,9 @@ def _render(project, scenario, request: ExportRequest, outputs: list[tuple[str, 
     panel.resize(1600, 900)
     written = []
     try:
+        problem = panel.blocking_problem()
+        if problem:
+            raise HeadlessError(f"{request.project}: scenario '{request.scenario}' cannot be drawn: {problem}")
         for fmt, path in outputs:
             try:
                 written.append(Path(panel.export_to(fmt, path, width_px=request.width_px,

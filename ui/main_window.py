@@ -588,8 +588,13 @@ class MainWindow(QMainWindow):
         return dirty or not self.undo_stack.isClean()
 
     def _update_modified(self, *_args) -> None:
-        self.setWindowModified(self.is_modified())
+        modified = self.is_modified()
+        self.setWindowModified(modified)
         self.action_save.setEnabled(self.project is not None)
+        if not modified and self.project is not None and not self.project.closed:
+            # undone back to the saved state: a recovery file written meanwhile holds changes
+            # the user took back, and must not be offered after a crash
+            self.project.discard_written_recovery()
 
     def _update_title(self) -> None:
         name = self.project.name if self.project is not None else "No project"

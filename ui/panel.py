@@ -592,6 +592,11 @@ class PanelBase(QWidget):
     def status_text(self) -> str:
         return self.status.text() if not self.status.isHidden() else ""
 
+    def blocking_problem(self) -> str:
+        """Why the panel could draw nothing for its scenario ("" when it could): a headless
+        export fails with this instead of writing an empty chart."""
+        return ""
+
     def _clear_field_error(self, name: str) -> None:
         binding = self._bindings.get(name)
         if binding and binding[1] == "quantity" and binding[0].error():

@@ -127,3 +127,15 @@ def test_help_lists_export():
     result = run_cli("export", "--help")
     assert result.returncode == 0
     assert "--scenario" in result.stdout and "--width" in result.stdout
+
+
+def test_a_scenario_that_cannot_be_drawn_fails_with_the_reason_and_writes_nothing(tmp_path):
+    path = tmp_path / "plan.swbproj"
+    with Project.create(path) as project:
+        # a V100 has no BF16 rate for the 40% MFU to refer to
+        project.save_scenario("V100 plan", PowerScenario(hardware="v100-sxm2", precision="bf16", throughput_mfu=0.4))
+        project.save()
+    png = tmp_path / "chart.png"
+    line = _one_error_line(run_cli("export", path, "--scenario", "V100 plan", "--png", png))
+    assert "V100 plan" in line and "cannot be drawn" in line and "no BF16 rate" in line
+    assert not png.exists()

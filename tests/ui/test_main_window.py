@@ -341,6 +341,9 @@ def test_undoing_back_after_a_recovery_write_leaves_nothing_unsaved(qtbot, windo
     assert window.context_model.context().n_gpus == 8
     assert not window.isWindowModified()  # no '*' left behind by the recovery write
     assert not window.project.dirty
+    # and a crash now would not offer to restore the change the user took back
+    assert not recovery.exists()
+    assert Project.recovery_for(window.project.path) is None
 
 
 def test_recent_files_menu_lists_projects(qtbot, window, project_path):

@@ -325,3 +325,29 @@ def test_a_precision_the_gpu_lacks_says_what_to_do(qtbot, planned):
     assert "has no FP8 rate" in planned.status_text() and "measured throughput" in planned.status_text()
     pick(qtbot, planned.throughput_combo, "Measured")
     assert planned.plan() is not None  # the measured throughput needs no peak
+
+
+def test_switching_a_measured_scenario_to_mfu_takes_model_and_precision_from_the_context(qtbot, catalog):
+    from workbench.scenarios import scenario_from_dict
+
+    # saved before the plan had a model size: upgraded with placeholders (8B, BF16)
+    old = scenario_from_dict({"kind": "power", "schema_version": 1, "tokens_per_s_per_gpu": 6500.0})
+    panel = PowerPanel(catalog, old)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.apply_context(RunContext(hardware="h100-sxm", model_params=70e9, precision="fp8"))
+    panel.set_scenario(old)  # as when a saved workspace puts its scenario back
+    pick(qtbot, panel.throughput_combo, "Planned from MFU")
+    s = panel.scenario()
+    assert (s.throughput_mfu, s.n_params, s.precision) == (0.4, 70e9, "fp8")
+
+
+def test_the_precision_list_is_the_gpus_own(qtbot, planned):
+    combo = planned.field("precision")
+    h100 = [combo.itemData(i) for i in range(combo.count())]
+    assert "bf16" in h100 and "fp8" in h100
+    assert h100 == list(HardwareCatalog().get("h100-sxm").precisions)
+    planned.apply_context(RunContext(hardware="v100-sxm2", precision="bf16"))
+    labels = [combo.itemText(i) for i in range(combo.count())]
+    assert "BF16 (not on this GPU)" in labels and combo.currentData() == "bf16"
+    assert "FP8" not in labels

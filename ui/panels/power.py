@@ -180,10 +180,12 @@ class PowerPanel(PanelBase):
             "assume. Measured: the tokens/s one GPU of your run reaches, whatever the model.")
         self.throughput_combo.activated.connect(self._on_throughput_source)
         self.form.addRow("Throughput", self.throughput_combo)
-        self.add_quantity_field("throughput_mfu", "MFU", unit="%", minimum=0, min_inclusive=False, maximum=1,
+        self.add_quantity_field("throughput_mfu", "MFU (6N)", unit="%", minimum=0, min_inclusive=False, maximum=1,
                                 description="Model FLOPs utilisation the plan assumes: the share of the GPU's "
-                                            "dense peak spent on the model's 6N FLOPs per token (an assumption; "
-                                            "large dense runs report roughly 35-55%)")
+                                            "dense peak spent on the model's 6N FLOPs per token, attention not "
+                                            "counted (an assumption; large dense runs report roughly 35-55%). "
+                                            "The Scaling panel's MFU counts attention too when the shape is given, "
+                                            "so it reads lower for the same run")
         self.add_quantity_field("tokens_per_s_per_gpu", "Measured tokens/s", unit="", minimum=0,
                                 min_inclusive=False,
                                 description="Throughput one GPU of your run reaches at full power (no cap), "
@@ -320,8 +322,17 @@ class PowerPanel(PanelBase):
             self.edit(throughput_mfu=None, _text="Plan from the measured throughput", _merge=False)
         elif self._scenario.throughput_mfu is None:
             mfu = self._last_mfu
-            self.edit(throughput_mfu=mfu, _text=f"Plan the throughput from {mfu:.0%} MFU", _merge=False)
+            changes: dict[str, Any] = {"throughput_mfu": mfu}
+            ctx = self.context()
+            if ctx is not None and not self.override_context():
+                # the plan's model and precision are the shared context's (a scenario saved
+                # before they were part of it carries placeholders)
+                changes.update(n_params=ctx.model_params, precision=ctx.precision)
+            self.edit(_text=f"Plan the throughput from {mfu:.0%} MFU", _merge=False, **changes)
         self._sync_throughput()  # the edit may have been refused, or changed nothing
+
+    def blocking_problem(self) -> str:
+        return self._view_message
 
     def _sync_throughput(self) -> None:
         s = self._scenario
@@ -332,6 +343,22 @@ class PowerPanel(PanelBase):
         for name, on in (("throughput_mfu", planned), ("n_params", planned), ("precision", planned),
                          ("tokens_per_s_per_gpu", not planned)):
             self.field(name).setEnabled(on)
+
+    def _fill_precisions(self, hw) -> None:
+        """The precisions the GPU has a rate for (and the scenario's own, marked, if it has
+        none: the message says what to do)."""
+        combo = self.field("precision")
+        wanted = list(hw.precisions) if hw is not None else list(PRECISIONS)
+        if self._scenario.precision not in wanted:
+            wanted.append(self._scenario.precision)
+        if [combo.itemData(i) for i in range(combo.count())] != wanted:
+            combo.blockSignals(True)
+            combo.clear()
+            for p in wanted:
+                missing = hw is not None and p not in hw.precisions
+                combo.addItem(PRECISION_LABELS[p] + (" (not on this GPU)" if missing else ""), p)
+            combo.blockSignals(False)
+        self._sync_field("precision")
 
     def _peak(self, scenario: PowerScenario, hw) -> float | None:
         """The dense peak the scenario's MFU refers to (None when it plans from a measurement);
@@ -545,6 +572,7 @@ class PowerPanel(PanelBase):
         self._sync_throughput()
         self.throughput_note.setText("")
         hw = self._hardware()
+        self._fill_precisions(hw)
         if hw is None:
             self._clear_view(f"Hardware '{s.hardware}' is not in the catalog: pick a GPU.")
             return
