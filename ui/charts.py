@@ -935,8 +935,8 @@ class Chart(pg.PlotWidget):
             shown = self._elided_title(size)
             self._shown_title = (shown, size)
             plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
-            # the whole title on hover when it had to be cut
-            self.setToolTip(self._title if shown != self._title else "")
+            # the whole title on hover over the title (not the plot) when it had to be cut
+            plot.titleLabel.setToolTip(self._title if shown != self._title else "")
         else:
             self._shown_title = None
             plot.setTitle(None)

@@ -59,6 +59,7 @@ from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import units
 
 FORM_WIDTH = 300  # px: the inputs column, fixed-ish so the chart gets the rest
+MIN_CHART_WIDTH = 560  # px: the form gives up width below this
 #: Until the user drags the handle, the results table under the chart takes the height of its
 #: rows, but never more than this share of the centre: the chart is what a meeting looks at.
 RESULTS_SHARE = 0.4
@@ -228,6 +229,7 @@ class ResultsTable(QTableWidget):
         font.setPointSizeF(self._base_point_size * th.scale_factor(enabled))
         self.setFont(font)
         self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
+        self._kept_width = 0  # the width kept for the old font size no longer applies
         self._fit_height()
 
 
@@ -407,12 +409,15 @@ class PanelBase(QWidget):
             # the inputs take FORM_WIDTH on a wide panel and less (down to their minimum) on a
             # laptop, where every pixel given to the form is taken from the chart
             # the inputs as wide as their fields need (no sideways scroll bar), within
-            # FORM_WIDTH + 80 and, on a laptop, within 30% of the panel: every pixel given to
-            # the form is taken from the chart
+            # FORM_WIDTH + 80, and narrower only when the chart would get less than
+            # MIN_CHART_WIDTH: every other pixel goes to the chart
             inner = self.form_scroll.widget()
             need = (inner.sizeHint().width() + self.form_scroll.verticalScrollBar().sizeHint().width()
                     if inner is not None else FORM_WIDTH)
-            form = max(self.form_scroll.minimumWidth(), min(need, FORM_WIDTH + 80, int(self.width() * 0.3)))
+            form = min(need, FORM_WIDTH + 80)
+            if self.width() - form < MIN_CHART_WIDTH:  # a narrow panel: the chart keeps its minimum
+                form = self.width() - MIN_CHART_WIDTH
+            form = max(self.form_scroll.minimumWidth(), form)
             total = sum(self.splitter.sizes())
             if total > form and self.splitter.sizes()[0] != form:
                 self.splitter.setSizes([form, total - form])

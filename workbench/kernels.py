@@ -7,6 +7,7 @@ counts: a multiply-add counts as 2 FLOPs, and bytes are the minimum traffic to d
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +28,16 @@ class Kernel:
         v.text("name", self.name)
         object.__setattr__(self, "flops", v.positive("flops", self.flops))
         object.__setattr__(self, "bytes", v.positive("bytes", self.bytes))
+        ratio = self.flops / self.bytes
+        if not (0.0 < ratio < math.inf):  # 1e-300 FLOPs over 1e300 bytes underflows to 0
+            raise v.InputError("bytes", f"gives an arithmetic intensity (flops / bytes) of {ratio:g} FLOP/B "
+                                        f"with {self.flops:g} FLOPs: out of range; check the units")
         if self.time_s is not None:
             object.__setattr__(self, "time_s", v.positive("time_s", self.time_s))
+            rate = self.flops / self.time_s
+            if not (0.0 < rate < math.inf):
+                raise v.InputError("time_s", f"gives an achieved rate (flops / time) of {rate:g} FLOP/s: "
+                                             "out of range; check the units")
 
     @property
     def intensity(self) -> float:

@@ -14,7 +14,7 @@ from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
 
 from ui.catalog import HardwareCatalog
-from ui.panels.roofline import RooflinePanel
+from ui.panels.roofline import MAX_POINT_LABELS, RooflinePanel
 from workbench import roofline as rl
 from workbench.context import RunContext
 from workbench.kernels import Kernel, gemm, seed_examples
@@ -631,7 +631,16 @@ def _check_point_labels(panel) -> list[str]:
         pts = [vb.mapViewToScene(QPointF(float(np.log10(x)), float(np.log10(y)))) for x, y in zip(s.x, s.y, strict=True)]
         segments += [((a.x(), a.y()), (b.x(), b.y())) for a, b in zip(pts, pts[1:], strict=False)]
     shown = [(text, box) for text, box in panel.point_label_boxes() if box is not None]
+    own = {text for text, _box in panel.point_label_boxes()}
+    others = []
+    for item, *_rest in panel._overlays:  # the roofs' own labels: peak, bandwidth, ridge
+        if item.isVisible() and item.toPlainText() not in own:
+            item.updateTransform(force=True)
+            r = item.textItem.sceneBoundingRect()
+            others.append((item.toPlainText(), (r.left(), r.top(), r.width(), r.height())))
     for i, (text, box) in enumerate(shown):
+        for other_text, other in others:
+            assert not boxes_overlap(box, other), f"{text!r} overlaps {other_text!r}"
         left, top, w, h = box
         assert area.left() <= left and left + w <= area.right() + 0.5 and area.top() <= top and top + h <= area.bottom() + 0.5, text
         assert not any(segment_hits_box(seg, box) for seg in segments), f"{text!r} lies on a line"
@@ -650,7 +659,12 @@ def test_kernel_names_are_level_clear_of_lines_and_each_other_at_any_size(qtbot,
     assert "layer norm\n(32768 x 8192 BF16)" in names  # long names break before their details
     panel.resize(1000, 650)
     qtbot.waitUntil(lambda: panel.chart.width() < 800)
+    QCoreApplication.processEvents()
     _check_point_labels(panel)  # placed again for the smaller chart
+    panel.resize(1400, 1000)  # taller: the roofs' labels move relative to the points
+    qtbot.waitUntil(lambda: panel.chart.height() > 600)
+    QCoreApplication.processEvents()
+    _check_point_labels(panel)
     panel.edit(sparse=True)
     _check_point_labels(panel)
 
@@ -680,6 +694,10 @@ def test_l2_roof_drawn_for_a_preset_that_gives_its_l2_bandwidth(panel, catalog):
     assert panel.scenario().show_l2 is True
     (l2_line,) = [s for s in panel.chart.series() if "L2" in s.name]
     np.testing.assert_allclose(l2_line.y / l2_line.x, 12e12)  # the slope is the L2 bandwidth
+    axes = panel.chart.visible_range()
+    panel.sparse_check.click()
+    assert panel.chart.visible_range() == axes  # the extent held the sparse L2 ridge too
+    panel.sparse_check.click()
     # it meets the same compute roof further left: its ridge is 989 T / 12 T = 82 FLOP/B
     assert l2_line.x[-1] == pytest.approx(989e12 / 12e12)
     assert l2_line.y[-1] == pytest.approx(compute_roof_y(panel))
@@ -705,3 +723,47 @@ def test_results_beside_the_kernels_do_not_jump_when_a_toggle_changes_their_text
     assert counter.count == 0
     # whole text, no sideways scrolling in the results
     assert panel.results.horizontalHeader().length() <= panel.results.viewport().width()
+
+
+def test_leader_lines_go_when_the_names_go(qtbot, panel):
+    pick(panel.compare_combos[0], "b200")
+    panel.seed_examples()
+    assert len(panel.label_leaders.xData) > 0  # at 1600x900 two names need a leader line
+    panel.add_kernels(_many_kernels(MAX_POINT_LABELS))  # too many to name
+    assert all(box is None for _t, box in panel.point_label_boxes()) or not panel.point_label_boxes()
+    assert panel.label_leaders.xData is None or len(panel.label_leaders.xData) == 0
+    panel.undo_stack().undo()
+    assert len(panel.label_leaders.xData) > 0
+    panel.kernel_table.selectAll()
+    panel.remove_selected_kernels()
+    assert panel.kernels() == ()
+    assert panel.label_leaders.xData is None or len(panel.label_leaders.xData) == 0
+
+
+def test_a_kernel_whose_intensity_underflows_is_refused_before_it_reaches_the_chart():
+    from workbench._validate import InputError
+
+    with pytest.raises(InputError) as info:
+        Kernel("tiny", 1e-300, 1e300)
+    assert info.value.parameter == "bytes" and "intensity" in str(info.value)
+
+
+def test_selected_rows_follow_the_sorted_view(panel):
+    panel.add_kernels(_many_kernels(2000))
+    table, model = panel.kernel_table, panel.kernel_model
+    table.sortByColumn(model.FLOPS, Qt.SortOrder.DescendingOrder)
+    table.selectRow(0)
+    biggest = int(np.argmax([k.flops for k in panel.kernels()]))
+    assert panel.selected_rows() == [biggest]
+    table.selectAll()
+    assert panel.selected_rows() == list(range(2000))
+
+
+def test_a_name_column_the_user_widened_stays_wide(qtbot, panel):
+    panel.seed_examples()
+    header = panel.kernel_table.horizontalHeader()
+    header.resizeSection(0, 420)
+    panel.resize(1500, 850)
+    qtbot.waitUntil(lambda: panel.width() == 1500)
+    QCoreApplication.processEvents()
+    assert header.sectionSize(0) == 420

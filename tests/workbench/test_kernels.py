@@ -131,3 +131,16 @@ def test_builders_reject_bad_name():
         K.gemm(8, 8, 8, name="  ")
     with pytest.raises(ValueError, match="^name:"):
         K.elementwise(8, name=3)
+
+
+@pytest.mark.parametrize(("flops", "bytes_", "time_s", "parameter"), [
+    (1e-300, 1e300, None, "bytes"),   # intensity underflows to 0
+    (1e300, 1e-300, None, "bytes"),   # intensity overflows
+    (1e300, 1.0, 1e-300, "time_s"),   # achieved rate overflows
+])
+def test_kernel_refuses_counts_whose_ratios_leave_the_float_range(flops, bytes_, time_s, parameter):
+    from workbench._validate import InputError
+
+    with pytest.raises(InputError) as info:
+        Kernel("k", flops, bytes_, time_s)
+    assert info.value.parameter == parameter

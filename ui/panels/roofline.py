@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QTransform
 from PySide6.QtWidgets import (
     QApplication,
@@ -443,7 +443,7 @@ class RooflinePanel(PanelBase):
         self._compared_names: list[str] = []
         self.chart.restyle_hook = self._style_overlays
         # the names beside the points are placed in pixels: again when those change
-        plot.getViewBox().sigResized.connect(self._place_point_labels)
+        plot.getViewBox().sigResized.connect(self._view_resized)
         plot.getViewBox().sigRangeChanged.connect(self._place_point_labels)
 
     def _build_kernels(self) -> None:
@@ -718,9 +718,15 @@ class RooflinePanel(PanelBase):
 
     def selected_rows(self) -> list[int]:
         """Selected kernels as rows of the scenario's kernel list."""
-        sel = self.kernel_table.selectionModel()
-        rows = {self.kernel_proxy.mapToSource(i).row() for i in sel.selectedRows()}
-        return sorted(r for r in rows if r >= 0)
+        # from the selection's ranges, mapped with the proxy's order in numpy: selectedRows()
+        # asks every cell of every row (10,000 rows selected took seconds)
+        order = self.kernel_proxy.source_rows()
+        picked = np.zeros(len(order), dtype=bool)
+        for span in self.kernel_table.selectionModel().selection():
+            top, bottom = max(span.top(), 0), min(span.bottom(), len(order) - 1)
+            if top <= bottom:
+                picked[top:bottom + 1] = True
+        return sorted(int(r) for r in order[picked])
 
     def select_kernel(self, row: int) -> None:
         index = self.kernel_proxy.mapFromSource(self.kernel_model.index(row, 0))
@@ -978,8 +984,8 @@ class RooflinePanel(PanelBase):
         for d in [*self._devices, *(c[3] for c in compared)]:
             for roof in d.roofs or ():
                 for sparse in (False, True):
-                    peak = (d.hardware.peak_flops(roof.precision, sparse) if roof.kind == "compute"
-                            else roof.peak_flops)
+                    # every roof rises to (or is) a compute peak: memory and L2 roofs too
+                    peak = d.hardware.peak_flops(roof.precision, sparse)
                     ridges.append(peak / roof.mem_bw)
                     peaks.append(peak)
                 bws.append(roof.mem_bw)
@@ -1232,13 +1238,19 @@ class RooflinePanel(PanelBase):
         touches no line, label or other point (``_place_point_labels``)."""
         self._point_labels = []
         p = self._placements
-        if p is None or not 0 < len(p) <= MAX_POINT_LABELS:
-            return
-        for i, name in enumerate(p.names):
-            item = self._label(_label_lines(name), float(p.intensity[i]), float(p.achieved[i]), (0.0, 0.0),
-                               None, 0.95)
-            self._point_labels.append((item, i))
+        if p is not None and 0 < len(p) <= MAX_POINT_LABELS:
+            for i, name in enumerate(p.names):
+                x, y = float(p.intensity[i]), float(p.achieved[i])
+                if not (math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0):
+                    continue  # off a log axis (an intensity that underflowed to 0): no point to name
+                item = self._label(_label_lines(name), x, y, (0.0, 0.0), None, 0.95)
+                self._point_labels.append((item, i))
+        self._place_point_labels()  # also clears the leader lines when there is nothing to name
+
+    def _view_resized(self, *_args) -> None:
         self._place_point_labels()
+        # and once more when the resize has settled (the legend follows the view afterwards)
+        QTimer.singleShot(0, self, self._place_point_labels)
 
     def _place_point_labels(self) -> None:
         """Put each kernel's name in the first free place around its point (see
@@ -1249,19 +1261,24 @@ class RooflinePanel(PanelBase):
         p = self._placements
         if getattr(self, "_drawing", False):
             return
-        if not labels or p is None:
-            if len(self.label_leaders.xData if self.label_leaders.xData is not None else ()):
-                self.label_leaders.setData([], [])
-            return
         vb = self.chart.getPlotItem().getViewBox()
         area = vb.sceneBoundingRect()
-        if area.width() < 50 or area.height() < 50:
-            return  # not laid out yet: placed when it is (sigResized)
+        if not labels or p is None or area.width() < 50 or area.height() < 50:
+            # nothing to name, or not laid out yet (placed when it is: sigResized)
+            if len(self.label_leaders.xData if self.label_leaders.xData is not None else ()):
+                self.label_leaders.setData([], [])
+            for item, _row in labels:
+                item.setVisible(False)
+            return
+        # sigResized comes before the view's own matrix follows the new size: bring it up to
+        # date, or the other labels' boxes are read with the old one
+        vb.updateMatrix()
+        for item, _color, _scale, _key in self._overlays:
+            item.updateTransform(force=True)
         own = {id(item) for item, _row in labels}
         obstacles = []
         for item, _color, _scale, _key in self._overlays:
             if id(item) not in own and item.isVisible():
-                item.updateTransform(force=True)
                 r = item.textItem.sceneBoundingRect()
                 obstacles.append((r.left(), r.top(), r.width(), r.height()))
         legend = self.chart.getPlotItem().legend

@@ -497,6 +497,13 @@ class KernelSortProxy(QAbstractProxyModel):
         source = self.sourceModel()
         return 0 if parent.isValid() or source is None else source.columnCount()
 
+    def flags(self, index):
+        # by column, without mapping the index: a selection of 10,000 rows asks every cell
+        source = self.sourceModel()
+        if isinstance(source, KernelTableModel) and index.isValid():
+            return _FLAGS_EDITABLE if source.COLUMNS[index.column()][2] else _FLAGS
+        return super().flags(index)
+
     def multiData(self, index, span):  # noqa: N802 - Qt naming
         # one Python call fills every role a view asks for (the default asks data() per role)
         source = self.sourceModel()
@@ -530,6 +537,9 @@ class KernelTableView(QTableView):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
+        self._fitting = False
+        self._name_user_sized = False
+        header.sectionResized.connect(self._name_resized)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
     #: the widest text each number column shows (a column is as wide as it or its header);
@@ -554,13 +564,23 @@ class KernelTableView(QTableView):
     def _chars(self, n: int) -> int:
         return self.fontMetrics().horizontalAdvance("x") * n + 12
 
+    def _name_resized(self, index: int, _old: int, _new: int) -> None:
+        if index == 0 and not self._fitting:
+            self._name_user_sized = True  # the user dragged it: keep their width
+
     def _fit_name_column(self) -> None:
+        if self._name_user_sized:
+            return
         header = self.horizontalHeader()
         others = sum(header.sectionSize(c) for c in range(1, header.count()) if not self.isColumnHidden(c))
         free = self.viewport().width() - others
         width = min(max(free, self._chars(self.NAME_MIN_CHARS)), self._chars(self.NAME_MAX_CHARS))
         if header.count() and header.sectionSize(0) != width:
-            self.setColumnWidth(0, width)
+            self._fitting = True
+            try:
+                self.setColumnWidth(0, width)
+            finally:
+                self._fitting = False
 
     def resizeEvent(self, event):  # noqa: N802 - Qt naming
         super().resizeEvent(event)
