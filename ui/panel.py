@@ -406,8 +406,6 @@ class PanelBase(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
         if not self._form_user_sized and self.splitter.count() == 2:
-            # the inputs take FORM_WIDTH on a wide panel and less (down to their minimum) on a
-            # laptop, where every pixel given to the form is taken from the chart
             # the inputs as wide as their fields need (no sideways scroll bar), within
             # FORM_WIDTH + 80, and narrower only when the chart would get less than
             # MIN_CHART_WIDTH: every other pixel goes to the chart

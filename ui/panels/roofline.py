@@ -1273,12 +1273,11 @@ class RooflinePanel(PanelBase):
         # sigResized comes before the view's own matrix follows the new size: bring it up to
         # date, or the other labels' boxes are read with the old one
         vb.updateMatrix()
-        for item, _color, _scale, _key in self._overlays:
-            item.updateTransform(force=True)
         own = {id(item) for item, _row in labels}
         obstacles = []
         for item, _color, _scale, _key in self._overlays:
             if id(item) not in own and item.isVisible():
+                item.updateTransform(force=True)
                 r = item.textItem.sceneBoundingRect()
                 obstacles.append((r.left(), r.top(), r.width(), r.height()))
         legend = self.chart.getPlotItem().legend

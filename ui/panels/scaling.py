@@ -130,7 +130,6 @@ class ScalingPanel(PanelBase):
         )
         self.add_chart(self.chart)
         self.chart.enable_hover(formatter=lambda x, y: f"GPUs: {x:,.0f}\nSpeedup: {y:.3g}×")
-        self.splitter.setSizes([370, 1230])
         self.center.installEventFilter(self)
         self.center.splitterMoved.connect(self._on_user_sized)
         catalog.changed.connect(self._reload_hardware)
