@@ -286,16 +286,21 @@ class ContextToolbar(QToolBar):
                 changes["sparse"] = False
         self._edit(**changes)
 
-    def _edit(self, **changes) -> None:
-        if self._syncing:
-            return
+    def apply(self, **changes) -> None:
+        """Change the shared context (one undo step), as typing in the toolbar does; a panel's
+        edit of a context field comes here too. Raises ``ValueError`` with what to fix."""
         if "precision" in changes and "hardware" not in changes and self.model.context().sparse:
             hw_key = self.model.context().hardware
             hw = self.catalog.get(hw_key) if hw_key in self.catalog else None
             if hw is not None and not hw.supports_sparsity(changes["precision"]):
                 changes["sparse"] = False
+        self.model.edit(**changes)
+
+    def _edit(self, **changes) -> None:
+        if self._syncing:
+            return
         try:
-            self.model.edit(**changes)
+            self.apply(**changes)
         except ValueError as exc:
             self.messageChanged.emit(str(exc))
             self.sync()

@@ -201,6 +201,8 @@ class MainWindow(QMainWindow):
             panel.scenarioChanged.connect(lambda _s, kind=kind: self._on_scenario_changed(kind))
             if hasattr(panel, "overrideContextChanged"):
                 panel.overrideContextChanged.connect(lambda _on: self._update_run_summary())
+            # the panel's GPU, GPU count, model size ... fields edit the shared context
+            panel.context_sink = lambda changes: self.context_toolbar.apply(**changes)
             self.panels[kind] = panel
             self.docks[kind] = dock
 

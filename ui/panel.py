@@ -26,9 +26,9 @@ asking ``workbench`` for every number).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence, QUndoStack
@@ -57,6 +57,7 @@ from ui.charts import Chart
 from ui.commands import push_scenario_edit
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import units
+from workbench._validate import InputError
 
 FORM_WIDTH = 300  # px: the inputs column, fixed-ish so the chart gets the rest
 MIN_CHART_WIDTH = 560  # px: the form gives up width below this
@@ -508,8 +509,23 @@ class PanelBase(QWidget):
         return binding[0] if binding else None
 
     def _field_edited(self, name: str, value: Any) -> None:
-        if not self._syncing:
-            self.edit(**{name: value})
+        if self._syncing:
+            return
+        source = self.CONTEXT_FIELDS.get(name)
+        if source is not None and self.context_sink is not None and not self._override_context:
+            # a field the shared context owns: changing it here changes it for every panel
+            # (one undo step, the context's), as in the toolbar
+            try:
+                self.context_sink({source: value})
+            except ValueError as exc:
+                message = str(exc).split(": ", 1)[1] if str(exc).startswith(f"{source}: ") else str(exc)
+                self.show_validation_error(InputError(name, message), {name: value})
+            return
+        self.edit(**{name: value})
+
+    def context_values(self, ctx: Any) -> dict[str, Any]:
+        """This panel's ``CONTEXT_FIELDS`` as the context ``ctx`` sets them."""
+        return {name: getattr(ctx, source) for name, source in self.CONTEXT_FIELDS.items() if hasattr(ctx, source)}
 
     def _sync_field(self, name: str) -> None:
         widget, kind = self._bindings[name]
@@ -624,6 +640,15 @@ class PanelBase(QWidget):
         self.overrideContextChanged.emit(on)
         if not on and self._context is not None:
             self.context_changed(self._context)
+
+    #: scenario field -> shared context field, for the fields that mirror the context one to
+    #: one: the panel takes them from the context, and (with a ``context_sink``, as in the
+    #: window) an edit of one of them in the form changes the context, unless Local override
+    #: is on. Fields the panel adapts (clamped, derived) are left to ``context_changed``.
+    CONTEXT_FIELDS: ClassVar[dict[str, str]] = {}
+    #: set by the window: applies {context field: value} as an undoable context edit (raises
+    #: ValueError with what to fix)
+    context_sink: Callable[[dict[str, Any]], None] | None = None
 
     def apply_context(self, ctx: Any) -> bool:
         """Receive the shared context (hardware, GPU count, precision, ...). Ignored while the

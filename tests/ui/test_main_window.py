@@ -150,6 +150,38 @@ def test_the_run_summary_follows_the_model_size_typed_in_the_toolbar(qtbot, wind
     assert window.panel("power").plan().summary.duration_s == pytest.approx(window.run_summary().duration_s)
 
 
+def _type_in_panel(qtbot, panel, name: str, text: str) -> None:
+    edit = panel.field(name).edit
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def test_a_context_field_typed_in_a_panel_changes_it_for_every_panel(qtbot, window):
+    power, scaling = window.panel("power"), window.panel("scaling")
+    days_8b = window.run_summary().duration_s
+    _type_in_panel(qtbot, power, "n_params", "70B")
+    assert window.context_model.context().model_params == 70e9
+    assert window.context_toolbar.model_field.value() == 70e9  # the toolbar shows it
+    assert scaling.scenario().n_params == 70e9  # and the other panels follow
+    assert power.plan().summary.duration_s == pytest.approx(window.run_summary().duration_s)
+    assert window.run_summary().duration_s == pytest.approx(8.75 * days_8b)
+    assert window.undo_stack.count() == 1  # one step: the context's
+    window.undo_stack.undo()
+    assert window.context_model.context().model_params == 8e9
+    assert power.scenario().n_params == 8e9 and scaling.scenario().n_params == 8e9
+    # a bad value is refused next to the field, nothing changes
+    _type_in_panel(qtbot, scaling, "n_gpus", "0")
+    assert window.context_model.context().n_gpus == 8
+    assert scaling.field("n_gpus").edit.error()
+    # with Local override on, the panel keeps its own value
+    power.set_override_context(True)
+    _type_in_panel(qtbot, power, "n_gpus", "64")
+    assert power.scenario().n_gpus == 64
+    assert window.context_model.context().n_gpus == 8 and scaling.scenario().n_gpus == 8
+
+
 def test_gpu_edits_are_one_undo_step_with_a_readable_name(qtbot, window):
     _type_gpus(qtbot, window, "512")
     assert window.undo_stack.undoText() == "Change GPU count to 512"

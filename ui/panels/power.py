@@ -495,8 +495,8 @@ class PowerPanel(PanelBase):
         context (no undo step)."""
         if self._scenario is None:
             return
-        changes = {name: getattr(ctx, source) for name, source in self.CONTEXT_FIELDS.items()
-                   if hasattr(ctx, source) and getattr(ctx, source) != getattr(self._scenario, name)}
+        changes = {name: value for name, value in self.context_values(ctx).items()
+                   if value != getattr(self._scenario, name)}
         if not changes:
             return
         try:

@@ -222,13 +222,14 @@ class ScalingPanel(PanelBase):
             self.measured_field.set_pairs(self.scenario().measured)
 
     # -- context and comparison -------------------------------------------------------------------
+    CONTEXT_FIELDS = {"hardware": "hardware", "precision": "precision", "sparse": "sparse",
+                      "n_gpus": "n_gpus", "n_params": "model_params"}
+
     def context_changed(self, ctx: RunContext) -> None:
         """Take hardware, precision, sparsity, GPU count and model size from the shared context.
         Not an undo step of its own: the window's context command is."""
         s = self.scenario()
-        wanted = {"hardware": ctx.hardware, "precision": ctx.precision, "sparse": ctx.sparse,
-                  "n_gpus": ctx.n_gpus, "n_params": float(ctx.model_params)}
-        changes = {k: value for k, value in wanted.items() if getattr(s, k) != value}
+        changes = {k: value for k, value in self.context_values(ctx).items() if getattr(s, k) != value}
         if not changes:
             self.refresh()  # the training tokens may have changed
             return
