@@ -282,8 +282,10 @@ unit_interval = st.floats(min_value=0.0, max_value=1.0)
 keys = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
                max_size=20).filter(lambda t: t.strip() == t and t)
 texts = st.text(max_size=200)
-kernels = st.builds(Kernel, name=keys, flops=positive, bytes=positive,
-                    time_s=st.none() | positive)
+# counts whose ratios (intensity, achieved rate) stay inside the float range, as Kernel requires
+kernel_counts = st.floats(min_value=1e-150, max_value=1e150, allow_nan=False, allow_infinity=False)
+kernels = st.builds(Kernel, name=keys, flops=kernel_counts, bytes=kernel_counts,
+                    time_s=st.none() | kernel_counts)
 
 roofline = st.builds(
     RooflineScenario,
