@@ -511,17 +511,22 @@ class PanelBase(QWidget):
     def _field_edited(self, name: str, value: Any) -> None:
         if self._syncing:
             return
-        source = self.CONTEXT_FIELDS.get(name)
-        if source is not None and self.context_sink is not None and not self._override_context:
-            # a field the shared context owns: changing it here changes it for every panel
-            # (one undo step, the context's), as in the toolbar
-            try:
-                self.context_sink({source: value})
-            except ValueError as exc:
-                message = str(exc).split(": ", 1)[1] if str(exc).startswith(f"{source}: ") else str(exc)
-                self.show_validation_error(InputError(name, message), {name: value})
-            return
-        self.edit(**{name: value})
+        if not self.edit_context(name, value, self.CONTEXT_FIELDS.get(name)):
+            self.edit(**{name: value})
+
+    def edit_context(self, name: str, value: Any, source: str | None) -> bool:
+        """Send an edit of field ``name`` to the shared context field ``source`` when the panel
+        follows the context in a window: it changes for every panel, as one undo step (the
+        context's), as in the toolbar. Returns False (nothing done) when the panel keeps the
+        edit itself: no such field, Local override on, or no window."""
+        if source is None or self.context_sink is None or self._override_context:
+            return False
+        try:
+            self.context_sink({source: value})
+        except ValueError as exc:
+            message = str(exc).split(": ", 1)[1] if str(exc).startswith(f"{source}: ") else str(exc)
+            self.show_validation_error(InputError(name, message), {name: value})
+        return True
 
     def context_values(self, ctx: Any) -> dict[str, Any]:
         """This panel's ``CONTEXT_FIELDS`` as the context ``ctx`` sets them."""

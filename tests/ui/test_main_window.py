@@ -182,6 +182,24 @@ def test_a_context_field_typed_in_a_panel_changes_it_for_every_panel(qtbot, wind
     assert window.context_model.context().n_gpus == 8 and scaling.scenario().n_gpus == 8
 
 
+def test_the_roofline_device_and_sparsity_are_the_shared_contexts(qtbot, window):
+    roofline, power, scaling = window.panel("roofline"), window.panel("power"), window.panel("scaling")
+    window.raise_panel("roofline")
+    roofline.sparse_check.click()
+    assert window.context_model.context().sparse is True
+    assert window.context_toolbar.sparse_check.isChecked()
+    assert roofline.scenario().sparse is True and scaling.scenario().sparse is True
+    combo = roofline.hardware_combo
+    combo.setCurrentIndex(combo.findData("b200"))
+    combo.activated.emit(combo.currentIndex())  # as a pick in the list does
+    assert window.context_model.context().hardware == "b200"
+    assert roofline.scenario().primary == "b200" and power.scenario().hardware == "b200"
+    assert window.undo_stack.count() == 2
+    window.undo_stack.undo()
+    assert window.context_model.context().hardware == "h100-sxm"
+    assert roofline.scenario().primary == "h100-sxm" and combo.currentData() == "h100-sxm"
+
+
 def test_gpu_edits_are_one_undo_step_with_a_readable_name(qtbot, window):
     _type_gpus(qtbot, window, "512")
     assert window.undo_stack.undoText() == "Change GPU count to 512"

@@ -644,6 +644,9 @@ class RooflinePanel(PanelBase):
 
     def _primary_picked(self, index: int) -> None:
         key = self.hardware_combo.itemData(index)
+        if self.edit_context("hardware", key, "hardware"):
+            self._sync_fields()  # the context brings the new device back (or refused it)
+            return
         if not self.set_primary_hardware(key):
             self._sync_fields()
 
@@ -656,6 +659,10 @@ class RooflinePanel(PanelBase):
         if scenario.primary != self.scenario().primary or scenario.hardware != self.scenario().hardware:
             self._range_key = None
         super().set_scenario(scenario)
+
+    #: edited here, these change the shared context (the primary device too: _primary_picked);
+    #: taken from it by context_changed, which fits them to the primary device
+    CONTEXT_FIELDS = {"precision": "precision", "sparse": "sparse"}
 
     def context_changed(self, ctx) -> None:
         """The shared context's hardware, precision and sparsity, where this panel can show them."""
