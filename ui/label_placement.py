@@ -119,8 +119,8 @@ def place_labels(
                     and not any(segment_hits_box(s, box) for s in lines)):
                 continue
             line = leader(point, box, gap)
-            if line is not None and any(segment_hits_box(line, other) for other in placed):
-                continue  # its leader would cross a name already placed
+            if line is not None and any(segment_hits_box(line, other) for other in (*placed, *obstacles)):
+                continue  # its leader would cross a name already placed or another label
             choice = box
             if line is not None:
                 lines.append(line)

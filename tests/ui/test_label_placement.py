@@ -85,3 +85,16 @@ def test_placed_labels_never_overlap_each_other_points_or_lines(specs, segments)
             assert not boxes_overlap(a, b)
     for box, size in zip(boxes, sizes, strict=True):
         assert box is None or (box[2], box[3]) == size
+
+
+def test_a_leader_line_does_not_cross_other_labels():
+    point, size = (400.0, 100.0), (10.0, 6.0)
+    candidates = candidate_boxes(point, size, 6.0)
+    # a short line through the middle of each near place: the name must go further out
+    ticks = [((b[0] + b[2] / 2 - 1, b[1] + b[3] / 2), (b[0] + b[2] / 2 + 1, b[1] + b[3] / 2)) for b in candidates[:8]]
+    in_the_way = (408.0, 103.5, 3.0, 3.0)  # a small label on the way to the first far place
+    (box,) = place_labels([point], [size], AREA, obstacles=[in_the_way], segments=ticks, marker=1.0)
+    assert segment_hits_box(leader(point, candidates[8], 6.0), in_the_way)
+    assert box == candidates[9]  # the first far place's leader would cross the label: the next one
+    line = leader(point, box, 6.0)
+    assert line is not None and not segment_hits_box(line, in_the_way)

@@ -1093,9 +1093,11 @@ class RooflinePanel(PanelBase):
         if primary.roofs is not None:
             c, m = primary.compute, primary.memory
             mode = "2:4 sparse" if c.sparse else "dense"
-            # the primary's roofs named where they are drawn
+            # the primary's roofs named where they are drawn: the peak over its roof, or under
+            # it when another flat roof runs just above (the text would sit on that line)
+            above = (1.0, 1.15) if self._room_above(c.peak_flops, compared) else (1.0, -0.15)
             self._label(f"{c.label.replace(' (2:4 sparse)', '')} {_q(c.peak_flops, 'FLOP/s')} ({mode})",
-                        xmax, c.peak_flops, (1.0, 1.15), None, 1.0, bold=True)
+                        xmax, c.peak_flops, above, None, 1.0, bold=True)
             self._slope_label(f"{m.label} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax)
             # the ridge: a dotted drop line to the axis, a marker and its value
             chart.add_series("ridge", [c.ridge, c.ridge], [ymin, c.peak_flops], color=self.chart.theme().muted,
@@ -1108,6 +1110,20 @@ class RooflinePanel(PanelBase):
             self._ridge_label = None
         self._ridge_points = ridge_xy
         self._style_ridge_marker()
+
+    def _room_above(self, peak: float, compared) -> bool:
+        """Whether a line of label text fits between the flat roof at ``peak`` and the next
+        flat roof above it (another device's, a compared scenario's or another precision's)."""
+        _xmin, _xmax, ymin, ymax = self._extent
+        height_px = self.chart.getPlotItem().getViewBox().height()
+        if height_px <= 0 or ymax <= ymin:
+            return True
+        scale = th.scale_factor(self.chart.presentation())
+        text_px = 2.4 * th.BASE_TICK_FONT_PT * scale + 6  # one line of the bold label, with margins
+        decades = text_px * math.log10(ymax / ymin) / height_px
+        roofs = [r for d in [*self._devices, *(c[3] for c in compared)] for r in (d.roofs or ())
+                 if r.kind == "compute"]
+        return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in roofs)
 
     def _style_ridge_marker(self) -> None:
         s = th.scale_factor(self.chart.presentation())
