@@ -471,8 +471,10 @@ class MainWindow(QMainWindow):
                     return
             widget = widget.parentWidget()
 
-    def _apply_context_to_panels(self, ctx: RunContext) -> None:
-        for panel in self.panels.values():
+    def _apply_context_to_panels(self, ctx: RunContext, only: list[str] | None = None) -> None:
+        for kind, panel in self.panels.items():
+            if only is not None and kind not in only:
+                continue
             # A panel adapts to the context without adding undo steps of its own: the
             # context command is the one step. Anything it pushes goes to its private stack.
             panel.set_undo_stack(None)
@@ -763,13 +765,19 @@ class MainWindow(QMainWindow):
             clear = getattr(panel, "clear_comparison", None)
             if callable(clear):
                 clear()
-        self._apply_context_to_panels(context)
+        self._apply_context_to_panels(context)  # every panel knows the context
+        defaults = []
         for kind, panel in self.panels.items():
             scenario = scenarios.get(kind)
             if scenario is None and kind in SCENARIO_TYPES:
                 scenario = SCENARIO_TYPES[kind]()
+                defaults.append(kind)
             if scenario is not None and scenario != panel.scenario():
                 panel.set_scenario(scenario)
+        # A saved panel shows its scenario as it was; a panel starting from defaults takes the
+        # context on top (a new project's all-reduce panel showed "Custom" beside the
+        # context's NVLink 4).
+        self._apply_context_to_panels(context, only=defaults)
         if isinstance(active, str) and active in self.docks:
             self.docks[active].raise_()
             self._active_kind = active

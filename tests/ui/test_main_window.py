@@ -200,6 +200,15 @@ def test_the_roofline_device_and_sparsity_are_the_shared_contexts(qtbot, window)
     assert roofline.scenario().primary == "h100-sxm" and combo.currentData() == "h100-sxm"
 
 
+def test_a_new_projects_panels_start_from_the_shared_context(qtbot, window):
+    ctx = window.context_model.context()
+    assert ctx.interconnect == "nvlink-4"
+    allreduce = window.panel("allreduce")
+    assert allreduce.scenario().interconnect == "nvlink-4"  # not "Custom" beside the toolbar's NVLink 4
+    assert allreduce.field("interconnect").currentData() == "nvlink-4"
+    assert window.panel("power").scenario().n_params == ctx.model_params
+
+
 def test_gpu_edits_are_one_undo_step_with_a_readable_name(qtbot, window):
     _type_gpus(qtbot, window, "512")
     assert window.undo_stack.undoText() == "Change GPU count to 512"
