@@ -32,6 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsView
 
 from ui import theme as th
+from ui.label_placement import place_labels
 
 _PREFIXES = [
     (1e18, "E"),
@@ -778,7 +779,7 @@ class Chart(pg.PlotWidget):
 
     def _place_overlays(self, *_args) -> None:
         """Re-place items positioned in view coordinates (they do not follow log mode)."""
-        if self._op is not None and self._op_label is not None:
+        if self._op is not None and self._op_label is not None and not self._place_op_label():
             vx, vy = self.to_view(self._op[0], self._op[1])
             self._op_label.setPos(QPointF(vx, vy))
             # keep the label inside the plot: left of the point near the right edge, below it
@@ -790,6 +791,62 @@ class Chart(pg.PlotWidget):
         for line, value, _label, vertical, _color in self._lines:
             axis = "x" if vertical else "y"
             line.setPos(math.log10(value) if self._log[axis] else value)
+
+    def _place_op_label(self) -> bool:
+        """Put the operating point's label in the first place near the point that crosses no
+        curve, reference line, line label or legend (``ui.label_placement``, as the roofline
+        names its kernels). False, nothing moved, when there is none (or no layout yet)."""
+        label = self._op_label
+        if not label.toPlainText():
+            return False
+        vb = self.getPlotItem().getViewBox()
+        area = vb.sceneBoundingRect()
+        if area.width() < 80 or area.height() < 60:
+            return False
+        vb.updateMatrix()  # the range may have just changed
+        to_scene = vb.childGroup.sceneTransform()
+        vx, vy = self.to_view(self._op[0], self._op[1])
+        point = to_scene.map(QPointF(vx, vy))
+        obstacles = []
+        legend = self._legend
+        if legend is not None and legend.isVisible():
+            r = legend.sceneBoundingRect()
+            obstacles.append((r.left(), r.top(), r.width(), r.height()))
+        segments = []
+        for line, *_rest in self._lines:
+            # a dashed reference line may run behind the label; its own text may not
+            text = getattr(line, "label", None)
+            if text is not None and text.isVisible():
+                r = text.sceneBoundingRect()
+                obstacles.append((r.left(), r.top(), r.width(), r.height()))
+        m11, m12, m21, m22 = to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22()
+        for series in self._series.values():
+            if series.item is self._op_item or len(series.x) < 2:
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xs = np.log10(series.x) if self._log["x"] else np.asarray(series.x, dtype=float)
+                ys = np.log10(series.y) if self._log["y"] else np.asarray(series.y, dtype=float)
+            step = max(1, len(xs) // 120)  # a curve of thousands of points: every few is enough
+            xs, ys = xs[::step], ys[::step]
+            sx = m11 * xs + m21 * ys + to_scene.dx()
+            sy = m12 * xs + m22 * ys + to_scene.dy()
+            ok = np.isfinite(sx) & np.isfinite(sy)
+            for i in range(len(sx) - 1):
+                if ok[i] and ok[i + 1]:
+                    segments.append(((float(sx[i]), float(sy[i])), (float(sx[i + 1]), float(sy[i + 1]))))
+        r = label.textItem.boundingRect()
+        s = th.scale_factor(self._presentation)
+        (box,) = place_labels([(point.x(), point.y())], [(r.width(), r.height())],
+                              (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4),
+                              obstacles, segments, gap=9.0 * s, marker=8.0 * s, rings=(1.0, 2.0))
+        if box is None:
+            return False
+        inverse, invertible = to_scene.inverted()
+        if not invertible:
+            return False
+        label.setAnchor((0, 0))
+        label.setPos(inverse.map(QPointF(box[0], box[1])))
+        return True
 
     # -- hover readout ----------------------------------------------------------------------
     def enable_hover(self, readout: bool = True, formatter: Callable[[float, float], str] | None = None) -> None:

@@ -38,12 +38,13 @@ _PLACES = (
 _RINGS = (1.0, 2.5, 4.5, 7.0)
 
 
-def candidate_boxes(point: tuple[float, float], size: tuple[float, float], gap: float) -> list[Box]:
+def candidate_boxes(point: tuple[float, float], size: tuple[float, float], gap: float,
+                    rings: Sequence[float] = _RINGS) -> list[Box]:
     """The boxes a label of ``size`` may take around ``point``, most preferred first."""
     x, y = point
     w, h = size
     out = []
-    for ring in _RINGS:
+    for ring in rings:
         for (dx, dy), (fx, fy) in _PLACES:
             out.append((x + dx * gap * ring - fx * w, y + dy * gap * ring - fy * h, w, h))
     return out
@@ -98,11 +99,12 @@ def place_labels(
     segments: Sequence[Segment] = (),
     gap: float = 6.0,
     marker: float = 5.0,
+    rings: Sequence[float] = _RINGS,
 ) -> list[Box | None]:
     """A box per label (label ``i`` names ``points[i]`` and is ``sizes[i]`` wide and high), or
     None where none of its places is free. Labels are placed in the order given, so earlier
     ones win their preferred place. ``marker`` is the half-size of the box around each point
-    that no label may cover."""
+    that no label may cover. ``rings``: how far out (in gaps) to look, nearest first."""
     if len(points) != len(sizes):
         raise ValueError(f"{len(points)} points but {len(sizes)} label sizes")
     markers = [(x - marker, y - marker, 2 * marker, 2 * marker) for x, y in points]
@@ -111,7 +113,7 @@ def place_labels(
     out: list[Box | None] = []
     for point, size in zip(points, sizes, strict=True):
         choice = None
-        for box in candidate_boxes(point, size, gap):
+        for box in candidate_boxes(point, size, gap, rings):
             if not (inside(box, area)
                     and not any(boxes_overlap(box, other) for other in placed)
                     and not any(boxes_overlap(box, other) for other in obstacles)

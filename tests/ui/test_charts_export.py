@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QCoreApplication, QPointF, Qt
 from PySide6.QtGui import QColor, QImage
 
 from ui import export
@@ -303,3 +303,36 @@ def test_a_long_title_is_cut_to_the_chart_and_does_not_hold_it_wide(qtbot):
     assert chart.getPlotItem().minimumWidth() <= chart.width()  # the plot fits the narrow chart
     chart.resize(900, 500)
     qtbot.waitUntil(lambda: title in label.text)
+
+
+def test_the_operating_point_label_keeps_off_the_curves_and_line_labels(qtbot):
+    import numpy as np
+
+    from ui.charts import Chart
+    from ui.label_placement import boxes_overlap, segment_hits_box
+
+    chart = Chart(title="Speedup", log_x=True, log_y=True)
+    qtbot.addWidget(chart)
+    chart.resize(900, 600)
+    chart.show()
+    qtbot.waitExposed(chart)
+    n = np.logspace(0, 3, 60)
+    chart.add_series("Amdahl", n, 1 / (0.02 + 0.98 / n))
+    chart.add_series("Ideal", n, n, style="dash")
+    chart.add_reference_line(10.0, label="knee at 10 GPUs")
+    chart.set_log_range(1, 1000, 1, 1000)
+    chart.set_operating_point(8.0, 1 / (0.02 + 0.98 / 8), "8 GPUs: 7.02×")
+    qtbot.waitUntil(lambda: chart._op_label.isVisible())
+    QCoreApplication.processEvents()
+    label = chart._op_label
+    label.updateTransform(force=True)
+    r = label.textItem.sceneBoundingRect()
+    box = (r.left(), r.top(), r.width(), r.height())
+    vb = chart.getPlotItem().getViewBox()
+    for series in chart.series():
+        pts = [vb.mapViewToScene(QPointF(np.log10(x), np.log10(y))) for x, y in zip(series.x, series.y, strict=True)]
+        assert not any(segment_hits_box(((a.x(), a.y()), (b.x(), b.y())), box) for a, b in zip(pts, pts[1:], strict=False)), series.name
+    line_label = chart._lines[0][0].label
+    q = line_label.sceneBoundingRect()
+    assert not boxes_overlap(box, (q.left(), q.top(), q.width(), q.height()))
+    assert vb.sceneBoundingRect().contains(r)
