@@ -21,7 +21,7 @@ import numpy as np
 from workbench import _validate as v
 from workbench._validate import InputError
 from workbench.collectives import Collective, parse_collective
-from workbench.nccl import NcclResult, parse_nccl_tests, rows_to_points
+from workbench.nccl import NcclResult, parse_nccl_runs, parse_nccl_tests, rows_to_points
 
 __all__ = [
     "ALGORITHMS",
@@ -33,6 +33,7 @@ __all__ = [
     "busbw",
     "crossover_size",
     "fit_alpha_beta",
+    "parse_nccl_runs",
     "parse_nccl_tests",
     "ring_allreduce_time",
     "ring_time",

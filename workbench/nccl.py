@@ -11,6 +11,7 @@ Anything that is not a row (banner, ``NCCL INFO`` lines, blank lines, mpirun tag
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ _BINARY = re.compile(rf"\b({_OP_WORDS})_perf\b")
 _NOTE = re.compile(rf"(?:nccl-tests|Collective test starting:)\s+({_OP_WORDS})\b")
 _RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group|Pid)\b")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_BANNER = re.compile(r"^#\s*nThreads?\s+\d")  # "# nThread 1 nGpus 8 minBytes ...": a run begins
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")  # mpirun --tag-output
 _INT = re.compile(r"^-?\d+$")
 _TYPE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -100,12 +102,16 @@ class NcclResult:
     lines that began like a row but could not be read as one.
     """
 
+
     rows: tuple[NcclRow, ...]
     collective: str | None = None
     n_ranks: int | None = None
     avg_busbw: float | None = None
     columns: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
+    #: further runs in the same text (another binary, or the same one again), not included
+    #: here: :func:`parse_nccl_runs` gives them all
+    other_runs: int = 0
 
     def computed_avg_busbw(self) -> float:
         """Mean busbw in bytes/s over every row, out-of-place and in-place, zero sizes
@@ -216,53 +222,82 @@ def parse_nccl_tests(text: str) -> NcclResult:
     """Parse the output of an nccl-tests binary into an :class:`NcclResult`.
 
     Tolerates banners, ``NCCL INFO`` lines, blank lines, ``N/A`` fields, empty redop/root
-    fields, the older ``error`` column and mpirun ``--tag-output`` prefixes. Raises
-    ``InputError`` (parameter "text") when no row of measurements is found.
+    fields, the older ``error`` column and mpirun ``--tag-output`` prefixes. A text holding
+    several runs (one job's output of two binaries, or of one binary twice) gives the first
+    run, with ``other_runs`` saying how many follow (:func:`parse_nccl_runs` reads them all):
+    their rows are never mixed. Raises ``InputError`` (parameter "text") when no row of
+    measurements is found.
+    """
+    runs = parse_nccl_runs(text)
+    return runs[0] if len(runs) == 1 else dataclasses.replace(runs[0], other_runs=len(runs) - 1)
+
+
+class _Run:
+    """What one run of a binary has printed so far."""
+
+    def __init__(self):
+        self.layout: _Layout | None = None
+        self.rows: list[NcclRow] = []
+        self.skipped: list[str] = []
+        self.ranks: set[int] = set()
+        self.avg: float | None = None
+        self.collective: str | None = None
+
+    def result(self) -> NcclResult:
+        return NcclResult(
+            rows=tuple(self.rows),
+            collective=self.collective,
+            n_ranks=len(self.ranks) or None,
+            avg_busbw=self.avg,
+            columns=self.layout.columns if self.layout else (),
+            skipped=tuple(self.skipped),
+        )
+
+
+def parse_nccl_runs(text: str) -> tuple[NcclResult, ...]:
+    """Every run in an nccl-tests output, in order, as :func:`parse_nccl_tests` reads one.
+
+    A run ends where, after its rows, a new one announces itself: a banner (``# nThread``),
+    a column header, a command line naming a binary (``all_gather_perf``) or a "Collective
+    test starting" note. Raises ``InputError`` (parameter "text") when no run has a row.
     """
     if not isinstance(text, str):
         raise InputError("text", f"must be the text of an nccl-tests log, got {type(text).__name__}")
-    layout: _Layout | None = None
-    rows: list[NcclRow] = []
-    skipped: list[str] = []
-    ranks: set[int] = set()
-    avg: float | None = None
-    collective: str | None = None
+    runs: list[_Run] = [_Run()]
     for raw_line in text.splitlines():
         line = _MPI_TAG.sub("", raw_line).strip()
         if not line:
             continue
-        if collective is None:
-            found = _BINARY.search(line) or _NOTE.search(line)
-            if found:
-                collective = _operation_name(found.group(1))
+        run = runs[-1]
+        found = _BINARY.search(line) or _NOTE.search(line)
+        header = _parse_header(line.split()) if line.startswith("#") else None
+        if run.rows and (found or header is not None or _BANNER.match(line)):
+            run = _Run()  # the previous run is complete: this line starts the next
+            runs.append(run)
+        if found and run.collective is None:
+            run.collective = _operation_name(found.group(1))
         if line.startswith("#"):
             if (m := _RANK.match(line)) is not None:
-                ranks.add(int(m.group(1)))
+                run.ranks.add(int(m.group(1)))
             elif (m := _AVG.match(line)) is not None:
                 try:
-                    avg = float(m.group(1)) * GB
+                    run.avg = float(m.group(1)) * GB
                 except ValueError:
-                    avg = None
-            elif (found_layout := _parse_header(line.split())) is not None:
-                layout = found_layout
+                    run.avg = None
+            elif header is not None:
+                run.layout = header
             continue
         tokens = line.split()
         if not _INT.match(tokens[0]):
             continue  # NCCL INFO lines, command lines, warnings
         try:
-            rows.append(_parse_row(tokens, layout))
+            run.rows.append(_parse_row(tokens, run.layout))
         except ValueError:
-            skipped.append(raw_line)
-    if not rows:
+            run.skipped.append(raw_line)
+    results = tuple(run.result() for run in runs if run.rows)
+    if not results:
         raise InputError("text", "contains no nccl-tests result rows (size, count, type, time, ...)")
-    return NcclResult(
-        rows=tuple(rows),
-        collective=collective,
-        n_ranks=len(ranks) or None,
-        avg_busbw=avg,
-        columns=layout.columns if layout else (),
-        skipped=tuple(skipped),
-    )
+    return results
 
 
 def rows_to_points(result: NcclResult, placement: str = "out", include_empty: bool = False):

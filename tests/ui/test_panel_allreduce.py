@@ -126,6 +126,16 @@ def test_loading_the_h100_log_shows_averages_and_plots_the_points(qtbot, panel, 
     assert panel.chart.legend_visible()
 
 
+def test_a_log_with_two_runs_shows_the_first_and_says_so(qtbot, panel, nccl_logs_dir, tmp_path):
+    both = tmp_path / "job.out"
+    both.write_text((nccl_logs_dir / H100_LOG).read_text() + "\n"
+                    + (nccl_logs_dir / "a100-8gpu-allgather-superbench.txt").read_text())
+    assert panel.load_log_from(both) is True
+    assert _row(panel, "Log: rows parsed, ranks")[0] == "31 rows, 16 ranks"  # the all-reduce run only
+    assert _row(panel, "Avg busbw, printed")[0] == "70.742"
+    assert "the first of 2 runs" in panel.log_label.text()
+
+
 def test_a_text_file_that_is_not_a_log_changes_nothing(qtbot, panel, nccl_logs_dir, tmp_path):
     panel.load_log_from(nccl_logs_dir / H100_LOG)
     before = panel.scenario()

@@ -10,7 +10,7 @@ import pytest
 
 from workbench import comms
 from workbench._validate import InputError
-from workbench.nccl import NcclResult, parse_nccl_tests, rows_to_points
+from workbench.nccl import NcclResult, parse_nccl_runs, parse_nccl_tests, rows_to_points
 
 LOGS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "references" / "nccl-logs"
 LOG_NAMES = sorted(p.name for p in LOGS_DIR.glob("*.txt")) if LOGS_DIR.is_dir() else []
@@ -41,7 +41,7 @@ def test_reference_log_parses_and_reproduces_the_printed_average(nccl_logs_dir, 
     result = read(nccl_logs_dir, name)
     collective, ranks, n_rows = EXPECTED[name]
     assert (result.collective, result.n_ranks, len(result.rows)) == (collective, ranks, n_rows)
-    assert result.skipped == ()
+    assert result.skipped == () and result.other_runs == 0
     if result.avg_busbw is None:
         assert name == "a100-8gpu-sendrecv-snippet.txt"  # truncated: no Avg line printed
     else:
@@ -187,3 +187,27 @@ def test_h100_fit_gives_sensible_latency_and_bandwidth(nccl_logs_dir):
     relative = comms.fit_alpha_beta(*rows_to_points(result), weighting="relative")
     assert 100e-6 < relative.alpha < 200e-6
     assert not math.isnan(relative.r2)
+
+
+def test_a_text_with_several_runs_keeps_them_apart(nccl_logs_dir):
+    """One job's output of all_reduce_perf then all_gather_perf (mpirun --tag-output, as a
+    batch system writes it), then all_reduce_perf again: three runs, rows never mixed."""
+    names = ("a100-8gpu-allreduce-superbench.txt", "a100-8gpu-allgather-superbench.txt",
+             "h100-16gpu-2node-allreduce-a3mega.txt")
+    texts = [(nccl_logs_dir / n).read_text() for n in names]
+    tagged = "\n".join("[1,0]<stdout>:" + line for line in texts[1].splitlines())
+    combined = "\n".join([texts[0], "srun: job step finished", tagged, texts[2]])
+    runs = parse_nccl_runs(combined)
+    assert [(r.collective, r.n_ranks, len(r.rows)) for r in runs] == [EXPECTED[n] for n in names]
+    for run, text in zip(runs, texts, strict=True):
+        alone = parse_nccl_tests(text)
+        assert run.rows == alone.rows and run.avg_busbw == alone.avg_busbw
+        assert run.computed_avg_busbw() / 1e9 == pytest.approx(run.avg_busbw / 1e9, abs=0.001)
+    first = parse_nccl_tests(combined)
+    assert first.other_runs == 2 and first.rows == runs[0].rows and first.collective == "all_reduce"
+
+
+def test_parse_nccl_runs_needs_a_row():
+    with pytest.raises(InputError) as info:
+        parse_nccl_runs("# nThread 1 nGpus 8\n# Avg bus bandwidth : 1.0\n")
+    assert info.value.parameter == "text"

@@ -534,7 +534,9 @@ class AllReducePanel(PanelBase):
             name = self._log_names.get(text, "measured log")
             ranks = f", {log.n_ranks} ranks" if log.n_ranks else ""
             what = _label(log.collective) if log.collective else "collective not named"
-            self.log_label.setText(f"{name}: {log.row_count} sizes{ranks}, {what}")
+            more = log.result.other_runs
+            runs = f" (the first of {more + 1} runs in the file; the others are not shown)" if more else ""
+            self.log_label.setText(f"{name}: {log.row_count} sizes{ranks}, {what}{runs}")
         self.log_label.setStyleSheet(f"color: {th.current_theme().muted};")
 
     # -- explanation, export ----------------------------------------------------------------
