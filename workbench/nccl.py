@@ -232,6 +232,36 @@ def parse_nccl_tests(text: str) -> NcclResult:
     return runs[0] if len(runs) == 1 else dataclasses.replace(runs[0], other_runs=len(runs) - 1)
 
 
+_LAUNCHER_PROCS = ("-np", "-n", "--np", "--ntasks")  # mpirun / srun process counts
+_TEST_THREADS = ("-t", "--nthreads")
+_TEST_GPUS = ("-g", "--ngpus")
+
+
+def _flag(tokens: list[str], names: tuple[str, ...]) -> int | None:
+    for i, token in enumerate(tokens):
+        name, _, inline = token.partition("=")
+        if name in names:
+            value = inline or (tokens[i + 1] if i + 1 < len(tokens) else "")
+            return int(value) if value.isdigit() and int(value) > 0 else None
+    return None
+
+
+def _ranks_from_command(line: str) -> int | None:
+    """Ranks a command line starts: processes x threads x GPUs per thread (``mpirun -np 2
+    all_reduce_perf -g 8`` is 16), or None when it gives none of them. For logs that list
+    no ``# Rank`` lines, such as a snippet pasted with its command."""
+    tokens = line.split()
+    at = next((i for i, t in enumerate(tokens) if _BINARY.search(t)), None)
+    if at is None:
+        return None
+    procs = _flag(tokens[:at], _LAUNCHER_PROCS)
+    threads = _flag(tokens[at + 1:], _TEST_THREADS)
+    gpus = _flag(tokens[at + 1:], _TEST_GPUS)
+    if procs is None and threads is None and gpus is None:
+        return None
+    return (procs or 1) * (threads or 1) * (gpus or 1)
+
+
 class _Run:
     """What one run of a binary has printed so far."""
 
@@ -242,12 +272,13 @@ class _Run:
         self.ranks: set[int] = set()
         self.avg: float | None = None
         self.collective: str | None = None
+        self.command_ranks: int | None = None  # from the command line, when it says
 
     def result(self) -> NcclResult:
         return NcclResult(
             rows=tuple(self.rows),
             collective=self.collective,
-            n_ranks=len(self.ranks) or None,
+            n_ranks=len(self.ranks) or self.command_ranks,
             avg_busbw=self.avg,
             columns=self.layout.columns if self.layout else (),
             skipped=tuple(self.skipped),
@@ -276,6 +307,8 @@ def parse_nccl_runs(text: str) -> tuple[NcclResult, ...]:
             runs.append(run)
         if found and run.collective is None:
             run.collective = _operation_name(found.group(1))
+        if run.command_ranks is None and _BINARY.search(line):
+            run.command_ranks = _ranks_from_command(line)
         if line.startswith("#"):
             if (m := _RANK.match(line)) is not None:
                 run.ranks.add(int(m.group(1)))

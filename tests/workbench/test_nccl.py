@@ -23,7 +23,7 @@ EXPECTED = {
     "a100-8gpu-broadcast-superbench.txt": ("broadcast", 8, 34),
     "a100-8gpu-reduce-superbench.txt": ("reduce", 8, 34),
     "a100-8gpu-reducescatter-superbench.txt": ("reduce_scatter", 8, 34),
-    "a100-8gpu-sendrecv-snippet.txt": ("sendrecv", None, 4),
+    "a100-8gpu-sendrecv-snippet.txt": ("sendrecv", 8, 4),  # no device list: "-g 8" on its command line
     "h100-16gpu-2node-allreduce-a3mega.txt": ("all_reduce", 16, 31),
 }
 
@@ -211,3 +211,16 @@ def test_parse_nccl_runs_needs_a_row():
     with pytest.raises(InputError) as info:
         parse_nccl_runs("# nThread 1 nGpus 8\n# Avg bus bandwidth : 1.0\n")
     assert info.value.parameter == "text"
+
+
+@pytest.mark.parametrize(("command", "ranks"), [
+    ("./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8", 8),
+    ("mpirun -np 16 -npernode 8 all_reduce_perf -b 8 -e 8G -f 2 -g 1", 16),
+    ("mpirun -np 2 ./all_gather_perf -t 2 -g 4", 16),
+    ("srun --ntasks=32 all_reduce_perf -b 8 -e 1G", 32),
+    ("./all_reduce_perf -b 8 -e 128M -f 2", None),  # says nothing about ranks
+])
+def test_rank_count_from_the_command_line_when_no_device_is_listed(command, ranks):
+    row = "    134217728      33554432     float     sum      -1   1000.0  134.22  234.88      0   1000.0  134.22  234.88      0"
+    result = parse_nccl_tests(command + "\n" + row + "\n")
+    assert result.n_ranks == ranks
