@@ -522,7 +522,7 @@ class MainWindow(QMainWindow):
             # the run in the shared context (hardware, GPUs, model, tokens, precision), with the
             # power panel's MFU or measured throughput, cap, facility and prices
             scenario = scenario.with_changes(n_params=ctx.model_params, precision=ctx.precision)
-            peak = hw.peak_flops(ctx.precision) if scenario.throughput_mfu is not None else None
+            peak = carbon.plan_peak_flops(scenario, hw)
             return carbon.plan_for_scenario(scenario, hw.tdp_w, peak_flops=peak, n_gpus=ctx.n_gpus,
                                             train_tokens=ctx.train_tokens)
         except (ValueError, TypeError, AttributeError) as exc:

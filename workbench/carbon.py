@@ -234,6 +234,15 @@ _SCENARIO_FIELDS = (
 )
 
 
+def plan_peak_flops(scenario, hardware) -> float | None:
+    """The dense peak (FLOP/s) of ``hardware`` at the scenario's precision, which its MFU
+    refers to; None when the scenario plans from a measured throughput. Raises
+    ``InputError`` ("precision") when the device has no rate at that precision."""
+    if getattr(scenario, "throughput_mfu", None) is None:
+        return None
+    return hardware.peak_flops(scenario.precision)
+
+
 def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
     """Uncapped tokens/s of one GPU for a ``PowerScenario``: planned from its MFU
     (``throughput_mfu`` x ``peak_flops`` / 6 ``n_params``, see

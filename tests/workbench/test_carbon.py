@@ -173,6 +173,12 @@ def test_plan_for_scenario_plans_throughput_from_mfu_and_model_size():
     with pytest.raises(InputError) as info:
         cb.plan_for_scenario(scenario, 700.0)
     assert info.value.parameter == "peak_flops"
+    # the peak the MFU refers to: the device's dense rate at the plan's precision
+    class Device:
+        def peak_flops(self, precision):
+            return {"bf16": 989.5e12}[precision]
+    assert cb.plan_peak_flops(scenario, Device()) == 989.5e12
+    assert cb.plan_peak_flops(measured, Device()) is None
     # an explicit throughput wins over both
     assert cb.plan_for_scenario(scenario, 700.0, tokens_per_s_per_gpu=1234.0).performance.tokens_per_s == 1234.0
 

@@ -360,11 +360,6 @@ class PowerPanel(PanelBase):
             combo.blockSignals(False)
         self._sync_field("precision")
 
-    def _peak(self, scenario: PowerScenario, hw) -> float | None:
-        """The dense peak the scenario's MFU refers to (None when it plans from a measurement);
-        raises InputError("precision") when the GPU has no rate at that precision."""
-        return hw.peak_flops(scenario.precision) if scenario.throughput_mfu is not None else None
-
     def _on_pue_activated(self, index: int) -> None:
         key = self.pue_combo.itemData(index)
         if key == CUSTOM:
@@ -583,7 +578,7 @@ class PowerPanel(PanelBase):
         tdp = hw.tdp_w
         model = self._model_args(s)
         try:
-            peak = self._peak(s, hw)
+            peak = carbon.plan_peak_flops(s, hw)
             rate = carbon.scenario_tokens_per_s(s, peak)
             sweep = power.power_cap_sweep(tdp, rate, **model)
             best = power.best_cap_for_efficiency(tdp, rate, **model)
@@ -634,7 +629,7 @@ class PowerPanel(PanelBase):
                 other_hw = self.catalog.get(other.hardware)
                 if other_hw.tdp_w is None:
                     continue
-                other_rate = carbon.scenario_tokens_per_s(other, self._peak(other, other_hw))
+                other_rate = carbon.scenario_tokens_per_s(other, carbon.plan_peak_flops(other, other_hw))
                 other_sweep = power.power_cap_sweep(other_hw.tdp_w, other_rate, **self._model_args(other))
             except (KeyError, ValueError):
                 continue
