@@ -404,6 +404,7 @@ class Chart(pg.PlotWidget):
         self.setAntialiasing(True)
         self.set_log_axes(log_x, log_y)
         plot.getViewBox().sigRangeChanged.connect(self._place_overlays)
+        plot.getViewBox().sigResized.connect(self._place_overlays)  # the label's room is in pixels
         plot.getViewBox().sigRangeChanged.connect(self._apply_view_transform)
         self._restyle()
         th.register(self)

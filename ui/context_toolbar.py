@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSizePolicy, QToolBa
 
 import presets
 from ui.widgets.quantity_edit import IntField, QuantityField
+from workbench._validate import InputError
 from workbench.context import RunContext, describe_context_change
 from workbench.hardware import PRECISION_LABELS
 
@@ -253,7 +254,7 @@ class ContextToolbar(QToolBar):
                 self.precision_combo.addItem(f"{PRECISION_LABELS.get(ctx.precision, ctx.precision)} (n/a)",
                                              ctx.precision)
             self.precision_combo.setCurrentIndex(self.precision_combo.findData(ctx.precision))
-            can_sparse = hw is not None and hw.supports_sparsity(ctx.precision)
+            can_sparse = hw is not None and ctx.precision in hw.precisions and hw.supports_sparsity(ctx.precision)
             self.sparse_check.setEnabled(can_sparse or ctx.sparse)
             self.sparse_check.setChecked(ctx.sparse)
             self.sparse_check.setToolTip(
@@ -275,26 +276,33 @@ class ContextToolbar(QToolBar):
         key = self.hardware_combo.itemData(index)
         if not key:
             return
-        changes = {"hardware": key}
-        hw = self.catalog.get(key) if key in self.catalog else None
-        ctx = self.model.context()
-        if hw is not None:
-            # keep the precision when the new preset has it, else its best default
-            if ctx.precision not in hw.precisions:
-                changes["precision"] = "bf16" if "bf16" in hw.precisions else hw.precisions[-1]
-            if ctx.sparse and not hw.supports_sparsity(changes.get("precision", ctx.precision)):
-                changes["sparse"] = False
-        self._edit(**changes)
+        self._edit(hardware=key)
 
-    def apply(self, **changes) -> None:
+    def apply(self, **changes) -> bool:
         """Change the shared context (one undo step), as typing in the toolbar does; a panel's
-        edit of a context field comes here too. Raises ``ValueError`` with what to fix."""
-        if "precision" in changes and "hardware" not in changes and self.model.context().sparse:
-            hw_key = self.model.context().hardware
-            hw = self.catalog.get(hw_key) if hw_key in self.catalog else None
-            if hw is not None and not hw.supports_sparsity(changes["precision"]):
+        edit of a context field comes here too. Returns whether the context changed; raises
+        ``ValueError`` with what to fix.
+
+        The context stays one the presets can show: a new device keeps the precision when it
+        has it, else takes its best default, and drops 2:4 sparsity it has no rate for; a
+        precision or sparsity asked for that the device lacks is refused."""
+        ctx = self.model.context()
+        key = changes.get("hardware", ctx.hardware)
+        hw = self.catalog.get(key) if key in self.catalog else None
+        if hw is not None:
+            precision = changes.get("precision", ctx.precision)
+            if precision not in hw.precisions:
+                if "precision" in changes:
+                    have = ", ".join(PRECISION_LABELS.get(p, p) for p in hw.precisions)
+                    raise InputError("precision", f"{hw.name} has no {PRECISION_LABELS.get(precision, precision)} "
+                                                  f"rate; it has {have}")
+                changes["precision"] = precision = "bf16" if "bf16" in hw.precisions else hw.precisions[-1]
+            if changes.get("sparse", ctx.sparse) and not hw.supports_sparsity(precision):
+                if changes.get("sparse"):
+                    raise InputError("sparse", f"{hw.name} has no 2:4 sparse rate at "
+                                               f"{PRECISION_LABELS.get(precision, precision)}")
                 changes["sparse"] = False
-        self.model.edit(**changes)
+        return self.model.edit(**changes)
 
     def _edit(self, **changes) -> None:
         if self._syncing:

@@ -518,15 +518,16 @@ class PanelBase(QWidget):
         """Send an edit of field ``name`` to the shared context field ``source`` when the panel
         follows the context in a window: it changes for every panel, as one undo step (the
         context's), as in the toolbar. Returns False (nothing done) when the panel keeps the
-        edit itself: no such field, Local override on, or no window."""
+        edit itself: no such field, Local override on, no window, or the context already has
+        the value (the panel showed a scenario of its own, opened or restored)."""
         if source is None or self.context_sink is None or self._override_context:
             return False
         try:
-            self.context_sink({source: value})
+            return bool(self.context_sink({source: value}))
         except ValueError as exc:
             message = str(exc).split(": ", 1)[1] if str(exc).startswith(f"{source}: ") else str(exc)
             self.show_validation_error(InputError(name, message), {name: value})
-        return True
+            return True
 
     def context_values(self, ctx: Any) -> dict[str, Any]:
         """This panel's ``CONTEXT_FIELDS`` as the context ``ctx`` sets them."""
@@ -651,9 +652,9 @@ class PanelBase(QWidget):
     #: window) an edit of one of them in the form changes the context, unless Local override
     #: is on. Fields the panel adapts (clamped, derived) are left to ``context_changed``.
     CONTEXT_FIELDS: ClassVar[dict[str, str]] = {}
-    #: set by the window: applies {context field: value} as an undoable context edit (raises
-    #: ValueError with what to fix)
-    context_sink: Callable[[dict[str, Any]], None] | None = None
+    #: set by the window: applies {context field: value} as an undoable context edit, returns
+    #: whether the context changed (raises ValueError with what to fix)
+    context_sink: Callable[[dict[str, Any]], bool] | None = None
 
     def apply_context(self, ctx: Any) -> bool:
         """Receive the shared context (hardware, GPU count, precision, ...). Ignored while the

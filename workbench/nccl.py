@@ -41,7 +41,10 @@ _OPERATIONS = {
     "hypercube": "hypercube",
 }
 _OP_WORDS = "|".join(sorted(_OPERATIONS, key=len, reverse=True))
-_BINARY = re.compile(rf"\b({_OP_WORDS})_perf\b")
+_BINARY = re.compile(rf"\b({_OP_WORDS})_perf(?:_mpi)?\b")
+# Current nccl-tests end each run with "# Collective test concluded: all_reduce_perf": the end
+# of a run, not the start of the next
+_CONCLUDED = re.compile(r"Collective test concluded", re.IGNORECASE)
 # A note naming the test, e.g. "nccl-tests all_gather output" or "Collective test starting".
 _NOTE = re.compile(rf"(?:nccl-tests|Collective test starting:)\s+({_OP_WORDS})\b")
 _RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group|Pid)\b")
@@ -237,24 +240,38 @@ _TEST_THREADS = ("-t", "--nthreads")
 _TEST_GPUS = ("-g", "--ngpus")
 
 
+_LAUNCHERS = ("mpirun", "mpiexec", "srun", "orterun", "aprun", "jsrun", "torchrun")
+
+
 def _flag(tokens: list[str], names: tuple[str, ...]) -> int | None:
+    """The positive whole number given to one of ``names`` ("-g 8", "-g=8", "--ngpus=8",
+    "-n16"); None when none is given (or it is not a plain number)."""
     for i, token in enumerate(tokens):
-        name, _, inline = token.partition("=")
+        name, sep, inline = token.partition("=")
         if name in names:
-            value = inline or (tokens[i + 1] if i + 1 < len(tokens) else "")
-            return int(value) if value.isdigit() and int(value) > 0 else None
+            value = inline if sep else (tokens[i + 1] if i + 1 < len(tokens) else "")
+        else:
+            short = next((n for n in names if len(n) == 2 and token.startswith(n) and token[2:].isdigit()), None)
+            if short is None:
+                continue
+            value = token[2:]
+        return int(value) if value.isdigit() and int(value) > 0 else None
     return None
 
 
 def _ranks_from_command(line: str) -> int | None:
     """Ranks a command line starts: processes x threads x GPUs per thread (``mpirun -np 2
-    all_reduce_perf -g 8`` is 16), or None when it gives none of them. For logs that list
-    no ``# Rank`` lines, such as a snippet pasted with its command."""
+    all_reduce_perf -g 8`` is 16, ``./all_reduce_perf -g 8`` is 8), or None when it does not
+    say (no rank flags at all, or a launcher whose process count is not given as one number).
+    For logs that list no ``# Rank`` lines, such as a snippet pasted with its command."""
     tokens = line.split()
     at = next((i for i, t in enumerate(tokens) if _BINARY.search(t)), None)
     if at is None:
         return None
+    launched = any(t.rsplit("/", 1)[-1] in _LAUNCHERS for t in tokens[:at])
     procs = _flag(tokens[:at], _LAUNCHER_PROCS)
+    if launched and procs is None:
+        return None  # e.g. srun -N 2 --ntasks-per-node=8: the total is not written down
     threads = _flag(tokens[at + 1:], _TEST_THREADS)
     gpus = _flag(tokens[at + 1:], _TEST_GPUS)
     if procs is None and threads is None and gpus is None:
@@ -300,14 +317,14 @@ def parse_nccl_runs(text: str) -> tuple[NcclResult, ...]:
         if not line:
             continue
         run = runs[-1]
-        found = _BINARY.search(line) or _NOTE.search(line)
+        found = None if _CONCLUDED.search(line) else (_BINARY.search(line) or _NOTE.search(line))
         header = _parse_header(line.split()) if line.startswith("#") else None
         if run.rows and (found or header is not None or _BANNER.match(line)):
             run = _Run()  # the previous run is complete: this line starts the next
             runs.append(run)
         if found and run.collective is None:
             run.collective = _operation_name(found.group(1))
-        if run.command_ranks is None and _BINARY.search(line):
+        if found and run.command_ranks is None:
             run.command_ranks = _ranks_from_command(line)
         if line.startswith("#"):
             if (m := _RANK.match(line)) is not None:

@@ -336,3 +336,33 @@ def test_the_operating_point_label_keeps_off_the_curves_and_line_labels(qtbot):
     q = line_label.sceneBoundingRect()
     assert not boxes_overlap(box, (q.left(), q.top(), q.width(), q.height()))
     assert vb.sceneBoundingRect().contains(r)
+
+
+def test_the_operating_point_label_is_placed_again_when_the_chart_is_resized(qtbot):
+    import numpy as np
+
+    from ui.charts import Chart
+    from ui.label_placement import boxes_overlap
+
+    chart = Chart(title="Throughput")
+    qtbot.addWidget(chart)
+    chart.resize(800, 500)
+    chart.show()
+    qtbot.waitExposed(chart)
+    x = np.linspace(300, 700, 40)
+    chart.add_series("rate", x, 3000 + 7 * (x - 300))
+    chart.set_log_range(280, 720, 2500, 6200)
+    chart.set_operating_point(700.0, 5800.0, "700 W (uncapped): 5.8k tokens/s")
+
+    def clear_of_marker() -> bool:
+        chart._op_label.updateTransform(force=True)
+        r = chart._op_label.textItem.sceneBoundingRect()
+        vb = chart.getPlotItem().getViewBox()
+        p = vb.mapViewToScene(QPointF(*chart.to_view(700.0, 5800.0)))
+        return not boxes_overlap((r.left(), r.top(), r.width(), r.height()), (p.x() - 6, p.y() - 6, 12, 12))
+
+    assert clear_of_marker()
+    chart.resize(330, 260)
+    qtbot.waitUntil(lambda: chart.width() == 330)
+    QCoreApplication.processEvents()
+    assert clear_of_marker()  # the label did not keep its old place over the point

@@ -190,8 +190,7 @@ def test_the_roofline_device_and_sparsity_are_the_shared_contexts(qtbot, window)
     assert window.context_toolbar.sparse_check.isChecked()
     assert roofline.scenario().sparse is True and scaling.scenario().sparse is True
     combo = roofline.hardware_combo
-    combo.setCurrentIndex(combo.findData("b200"))
-    combo.activated.emit(combo.currentIndex())  # as a pick in the list does
+    _pick_in(combo, "b200")
     assert window.context_model.context().hardware == "b200"
     assert roofline.scenario().primary == "b200" and power.scenario().hardware == "b200"
     assert window.undo_stack.count() == 2
@@ -207,6 +206,55 @@ def test_a_new_projects_panels_start_from_the_shared_context(qtbot, window):
     assert allreduce.scenario().interconnect == "nvlink-4"  # not "Custom" beside the toolbar's NVLink 4
     assert allreduce.field("interconnect").currentData() == "nvlink-4"
     assert window.panel("power").scenario().n_params == ctx.model_params
+
+
+def _pick_in(combo, data) -> None:
+    combo.setCurrentIndex(combo.findData(data))
+    combo.activated.emit(combo.currentIndex())  # as a pick in the list does
+
+
+def test_a_device_picked_in_a_panel_keeps_the_context_one_the_presets_can_show(qtbot, window, project_path):
+    window.context_toolbar.apply(precision="fp8")
+    power, scaling = window.panel("power"), window.panel("scaling")
+    _pick_in(power.hardware_combo, "a100-sxm-80gb")  # the A100 has no FP8 rate
+    ctx = window.context_model.context()
+    assert (ctx.hardware, ctx.precision) == ("a100-sxm-80gb", "bf16")  # its best default instead
+    assert window.context_toolbar.precision_combo.currentData() == "bf16"
+    _type_in_panel(qtbot, power, "n_gpus", "64")
+    assert window.context_toolbar.gpu_field.value() == 64  # the toolbar still follows
+    # a precision the device lacks is refused where it was picked
+    _pick_in(scaling.field("precision"), "fp8")
+    assert window.context_model.context().precision == "bf16"
+    assert "no FP8 rate" in scaling.status_text()
+    assert window.save()
+    window.close()
+    again = _open_window(qtbot, project_path)  # and the project opens again
+    assert again.context_model.context().hardware == "a100-sxm-80gb"
+
+
+def test_a_panel_showing_its_own_scenario_takes_an_edit_the_context_already_has(qtbot, window):
+    from workbench.scenarios import PowerScenario
+
+    power = window.panel("power")
+    window.open_scenario(PowerScenario(hardware="a100-sxm-80gb", n_gpus=64), "Open scenario 'A100 run'")
+    assert window.context_model.context().hardware == "h100-sxm"
+    _pick_in(power.hardware_combo, "h100-sxm")  # the context's own device
+    assert power.scenario().hardware == "h100-sxm" and power.hardware_combo.currentData() == "h100-sxm"
+    _type_in_panel(qtbot, power, "n_gpus", "8")  # the context's own count
+    assert power.scenario().n_gpus == 8
+
+
+def test_undoing_a_roofline_primary_pick_keeps_the_comparison(qtbot, window):
+    roofline = window.panel("roofline")
+    window.raise_panel("roofline")
+    pick_compare = roofline.compare_combos
+    _pick_in(pick_compare[0], "a100-sxm-80gb")
+    _pick_in(pick_compare[1], "b200")
+    assert roofline.scenario().hardware == ("h100-sxm", "a100-sxm-80gb", "b200")
+    _pick_in(roofline.hardware_combo, "a100-sxm-80gb")
+    assert roofline.scenario().hardware == ("a100-sxm-80gb", "h100-sxm", "b200")  # swapped places
+    window.undo_stack.undo()
+    assert roofline.scenario().hardware == ("h100-sxm", "a100-sxm-80gb", "b200")
 
 
 def test_gpu_edits_are_one_undo_step_with_a_readable_name(qtbot, window):

@@ -219,8 +219,25 @@ def test_parse_nccl_runs_needs_a_row():
     ("mpirun -np 2 ./all_gather_perf -t 2 -g 4", 16),
     ("srun --ntasks=32 all_reduce_perf -b 8 -e 1G", 32),
     ("./all_reduce_perf -b 8 -e 128M -f 2", None),  # says nothing about ranks
+    ("srun -n16 all_reduce_perf_mpi -b 8 -e 1G -g 1", 16),
+    ("srun -N 2 --ntasks-per-node=8 all_reduce_perf -g 1", None),  # the total is not written down
+    ("mpirun -npernode 8 -H a:8,b:8 all_reduce_perf -g 1", None),
 ])
 def test_rank_count_from_the_command_line_when_no_device_is_listed(command, ranks):
     row = "    134217728      33554432     float     sum      -1   1000.0  134.22  234.88      0   1000.0  134.22  234.88      0"
     result = parse_nccl_tests(command + "\n" + row + "\n")
     assert result.n_ranks == ranks
+
+
+def test_runs_of_current_nccl_tests_end_with_concluded_not_a_new_run():
+    row = "    134217728      33554432     float     sum      -1   1000.0  134.22  234.88      0   1000.0  134.22  234.88      0"
+    gather = "    134217728       4194304     float    none      -1   1000.0  134.22  117.44      0   1000.0  134.22  117.44      0"
+    text = "\n".join([
+        "# Collective test starting: all_reduce_perf", "# nThread 1 nGpus 8 minBytes 8", row,
+        "# Avg bus bandwidth    : 234.88", "# Collective test concluded: all_reduce_perf",
+        "# Collective test starting: all_gather_perf", "# nThread 1 nGpus 8 minBytes 8", gather,
+        "# Avg bus bandwidth    : 117.44", "# Collective test concluded: all_gather_perf",
+    ])
+    runs = parse_nccl_runs(text)
+    assert [r.collective for r in runs] == ["all_reduce", "all_gather"]
+    assert [r.avg_busbw for r in runs] == [234.88e9, 117.44e9]

@@ -672,7 +672,10 @@ class RooflinePanel(PanelBase):
         key = getattr(ctx, "hardware", None)
         if key and key in self.catalog and key != s.primary:
             primary = key
-            changes["hardware"] = (key, *(k for k in s.hardware[1:] if k != key))[: RooflineScenario.MAX_HARDWARE]
+            # a compared device that becomes primary swaps places with the old primary (so the
+            # comparison survives, and undoing the context change brings the same chart back)
+            others = tuple(s.primary if k == key else k for k in s.hardware[1:])
+            changes["hardware"] = (key, *others)[: RooflineScenario.MAX_HARDWARE]
         hw = self._hardware(primary)
         precision = getattr(ctx, "precision", None)
         if hw is not None:
