@@ -632,15 +632,23 @@ def _check_point_labels(panel) -> list[str]:
         segments += [((a.x(), a.y()), (b.x(), b.y())) for a, b in zip(pts, pts[1:], strict=False)]
     shown = [(text, box) for text, box in panel.point_label_boxes() if box is not None]
     own = {text for text, _box in panel.point_label_boxes()}
-    others = []
-    for item, *_rest in panel._overlays:  # the roofs' own labels: peak, bandwidth, ridge
+    others = []  # the roofs' own labels (peak, bandwidth, ridge) as the text's outline
+    for item, *_rest in panel._overlays:
         if item.isVisible() and item.toPlainText() not in own:
             item.updateTransform(force=True)
-            r = item.textItem.sceneBoundingRect()
-            others.append((item.toPlainText(), (r.left(), r.top(), r.width(), r.height())))
+            corners = item.textItem.mapToScene(item.textItem.boundingRect())
+            pts = [(corners.at(i).x(), corners.at(i).y()) for i in range(4)]
+            r = corners.boundingRect()
+            level = r.width() * r.height() <= 1.01 * abs(
+                (pts[1][0] - pts[0][0]) * (pts[3][1] - pts[0][1]) - (pts[1][1] - pts[0][1]) * (pts[3][0] - pts[0][0]))
+            others.append((item.toPlainText(), (r.left(), r.top(), r.width(), r.height()) if level else None,
+                           [(pts[i], pts[(i + 1) % 4]) for i in range(4)] + [(pts[0], pts[2]), (pts[1], pts[3])]))
     for i, (text, box) in enumerate(shown):
-        for other_text, other in others:
-            assert not boxes_overlap(box, other), f"{text!r} overlaps {other_text!r}"
+        for other_text, other_box, outline in others:
+            if other_box is not None:  # level text: its whole box
+                assert not boxes_overlap(box, other_box), f"{text!r} overlaps {other_text!r}"
+            else:  # text along a sloped roof: its outline
+                assert not any(segment_hits_box(edge, box) for edge in outline), f"{text!r} overlaps {other_text!r}"
         left, top, w, h = box
         assert area.left() <= left and left + w <= area.right() + 0.5 and area.top() <= top and top + h <= area.bottom() + 0.5, text
         assert not any(segment_hits_box(seg, box) for seg in segments), f"{text!r} lies on a line"

@@ -1301,16 +1301,23 @@ class RooflinePanel(PanelBase):
         vb.updateMatrix()
         own = {id(item) for item, _row in labels}
         obstacles = []
+        segments = []
         for item, _color, _scale, _key in self._overlays:
             if id(item) not in own and item.isVisible():
                 item.updateTransform(force=True)
-                r = item.textItem.sceneBoundingRect()
-                obstacles.append((r.left(), r.top(), r.width(), r.height()))
+                corners = item.textItem.mapToScene(item.textItem.boundingRect())
+                pts = [(corners.at(i).x(), corners.at(i).y()) for i in range(4)]
+                if len({round(x, 3) for x, _y in pts}) <= 2 and len({round(y, 3) for _x, y in pts}) <= 2:
+                    r = item.textItem.sceneBoundingRect()  # level text: its box
+                    obstacles.append((r.left(), r.top(), r.width(), r.height()))
+                else:
+                    # text along a sloped roof: its outline and diagonals, not the square box
+                    # around it (which covered the points on the roof under it)
+                    segments += [(pts[i], pts[(i + 1) % 4]) for i in range(4)] + [(pts[0], pts[2]), (pts[1], pts[3])]
         legend = self.chart.getPlotItem().legend
         if legend is not None and legend.isVisible():
             r = legend.sceneBoundingRect()
             obstacles.append((r.left(), r.top(), r.width(), r.height()))
-        segments = []
         for series in self.chart.series():
             xs, ys = _log10(series.x), _log10(series.y)
             pts = [vb.mapViewToScene(QPointF(float(a), float(b))) for a, b in zip(xs, ys, strict=True)
