@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import _validate as v
-from workbench.hardware import PRECISIONS, ComputeRate, Hardware, MemoryLevel
+from workbench.hardware import PRECISIONS, ComputeRate, Hardware, Interconnect, MemoryLevel
 
 # Unit conversions from the files' human units to SI.
 TERA = 1e12
@@ -88,36 +88,6 @@ class PueClass:
         object.__setattr__(self, "pue", v.in_range("pue", self.pue, 1.0, 5.0))
         v.text("source", self.source)
         v.text("note", self.note, allow_empty=True)
-
-
-@dataclass(frozen=True)
-class Interconnect:
-    """A link for the all-reduce calculator: per-direction bandwidth and per-step latency."""
-
-    key: str
-    name: str
-    bw_per_direction: float  # bytes/s, one direction
-    latency_s: float  # seconds per step (alpha)
-    source: str  # of the bandwidth
-    note: str = ""
-    achievable_fraction: float | None = None  # typical share of bw_per_direction reached
-    latency_source: str = ""
-
-    def __post_init__(self) -> None:
-        v.text("key", self.key)
-        v.text("name", self.name)
-        object.__setattr__(self, "bw_per_direction", v.positive("bw_per_direction", self.bw_per_direction))
-        object.__setattr__(self, "latency_s", v.non_negative("latency_s", self.latency_s))
-        v.text("source", self.source)
-        v.text("note", self.note, allow_empty=True)
-        if self.achievable_fraction is not None:
-            fraction = v.fraction("achievable_fraction", self.achievable_fraction, allow_zero=False)
-            object.__setattr__(self, "achievable_fraction", fraction)
-
-    @property
-    def achievable_bw(self) -> float:
-        """Per-direction bytes/s after the achievable fraction (the nominal rate if none)."""
-        return self.bw_per_direction * (self.achievable_fraction or 1.0)
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -237,7 +207,7 @@ def _top_tables(label: str, data: dict[str, Any], section: str | None) -> dict[s
 
 # -- hardware -----------------------------------------------------------------------------------
 _HARDWARE_FIELDS = {"name", "vendor", "note", "compute", "memory", "power", "interconnect"}
-_RATE_FIELDS = {"dense_tflops", "sparsity_factor", "source", "note"}
+_RATE_FIELDS = {"dense_tflops", "sparsity_factor", "mamf_tflops", "source", "note"}
 
 
 def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
@@ -248,8 +218,9 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
 
     comp = e.sub("compute")
     assert comp is not None
-    comp.only(set(PRECISIONS) | {"source", "note"})
+    comp.only(set(PRECISIONS) | {"source", "note", "mamf_source"})
     group_source = comp.text("source", "")
+    mamf_source = comp.text("mamf_source", "")
     group_note = comp.text("note", "")
     rates = []
     for precision in PRECISIONS:
@@ -263,8 +234,13 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
         note = " ".join(n for n in (group_note, r.text("note", "")) if n)  # each note is a sentence
         dense = r.number("dense_tflops") * TERA
         factor = r.optional_number("sparsity_factor", low=1.0, high=16.0)
-        rates.append(_build(r, lambda p=precision, d=dense, s=source, f=factor, n=note: ComputeRate(
-            precision=p, dense_flops=d, source=s, sparsity_factor=f, note=n)))
+        mamf = r.optional_number("mamf_tflops")
+        if mamf is not None and not mamf_source:
+            raise comp.error("mamf_source", "is missing (where the measured matmul rate was read)")
+        achieved = None if mamf is None else mamf * TERA
+        rates.append(_build(r, lambda p=precision, d=dense, s=source, f=factor, n=note, a=achieved: ComputeRate(
+            precision=p, dense_flops=d, source=s, sparsity_factor=f, note=n,
+            achievable_flops=a, achievable_source=mamf_source if a is not None else "")))
     if not rates:
         raise PresetError(label, key, "compute", f"no precision rates (expected some of {', '.join(PRECISIONS)})")
 
@@ -430,7 +406,7 @@ def _load_interconnects(path: str | Path | None) -> tuple[Interconnect, ...]:
     for key, raw in _top_tables(label, data, "interconnects").items():
         e = _Entry(label, key, raw)
         e.only({"name", "total_gbs", "per_direction_gbs", "line_rate_gbit", "source", "latency_us",
-                "latency_source", "achievable_fraction", "note"})
+                "latency_source", "achievable_fraction", "achievable_source", "note"})
         bw_field = e.exactly_one("total_gbs", "per_direction_gbs", "line_rate_gbit")
         figure = e.number(bw_field)
         if bw_field == "total_gbs":
@@ -441,9 +417,12 @@ def _load_interconnects(path: str | Path | None) -> tuple[Interconnect, ...]:
             bw = figure * GIGA / BITS_PER_BYTE
         latency = e.number("latency_us", strict=False) / 1e6
         fraction = e.optional_number("achievable_fraction", high=1.0)
+        if fraction is not None and not e.has("achievable_source"):
+            raise e.error("achievable_source", "is missing (where the achievable fraction was read)")
         out.append(_build(e, lambda e=e, k=key, b=bw, lat=latency, f=fraction: Interconnect(
             key=k, name=e.text("name"), bw_per_direction=b, latency_s=lat, source=e.text("source"),
-            note=e.text("note", ""), achievable_fraction=f, latency_source=e.text("latency_source"))))
+            note=e.text("note", ""), achievable_fraction=f, latency_source=e.text("latency_source"),
+            achievable_source=e.text("achievable_source", ""))))
     return tuple(out)
 
 

@@ -40,6 +40,10 @@ class ComputeRate:
     source: str
     sparsity_factor: float | None = None  # sparse rate / dense rate, None if unsupported
     note: str = ""
+    # The largest dense matmul rate measured on the device (a benchmark that scans large GEMM
+    # shapes, e.g. ml-engineering's MAMF finder); None where no measurement is published.
+    achievable_flops: float | None = None  # FLOP/s
+    achievable_source: str = ""
 
     def __post_init__(self) -> None:
         v.choice("precision", self.precision, PRECISIONS)
@@ -48,6 +52,18 @@ class ComputeRate:
         if self.sparsity_factor is not None:
             factor = v.in_range("sparsity_factor", self.sparsity_factor, 1.0, 16.0, low_inclusive=False)
             object.__setattr__(self, "sparsity_factor", factor)
+        if self.achievable_flops is not None:
+            rate = v.in_range("achievable_flops", self.achievable_flops, 0.0, self.dense_flops,
+                              low_inclusive=False)
+            object.__setattr__(self, "achievable_flops", rate)
+            v.text("achievable_source", self.achievable_source)
+
+    @property
+    def matmul_fraction(self) -> float | None:
+        """Measured best dense matmul rate / dense peak (0.80 for H100 BF16), None if unmeasured."""
+        if self.achievable_flops is None:
+            return None
+        return self.achievable_flops / self.dense_flops
 
     def flops(self, sparse: bool = False) -> float:
         """Peak FLOP/s; the sparse rate only where the precision supports it."""
@@ -210,6 +226,40 @@ class Hardware:
         return cls(compute=compute, memory=memory, **rest)
 
 
+@dataclass(frozen=True)
+class Interconnect:
+    """A link between GPUs: per-direction bandwidth and per-step latency (alpha).
+
+    Inside a node (NVLink, PCIe) the bandwidth is per GPU; a NIC's is its line rate.
+    """
+
+    key: str
+    name: str
+    bw_per_direction: float  # bytes/s, one direction
+    latency_s: float  # seconds per step (alpha)
+    source: str  # of the bandwidth
+    note: str = ""
+    achievable_fraction: float | None = None  # typical share of bw_per_direction reached
+    latency_source: str = ""
+    achievable_source: str = ""
+
+    def __post_init__(self) -> None:
+        v.text("key", self.key)
+        v.text("name", self.name)
+        object.__setattr__(self, "bw_per_direction", v.positive("bw_per_direction", self.bw_per_direction))
+        object.__setattr__(self, "latency_s", v.non_negative("latency_s", self.latency_s))
+        v.text("source", self.source)
+        v.text("note", self.note, allow_empty=True)
+        if self.achievable_fraction is not None:
+            fraction = v.fraction("achievable_fraction", self.achievable_fraction, allow_zero=False)
+            object.__setattr__(self, "achievable_fraction", fraction)
+
+    @property
+    def achievable_bw(self) -> float:
+        """Per-direction bytes/s after the achievable fraction (the nominal rate if none)."""
+        return self.bw_per_direction * (self.achievable_fraction or 1.0)
+
+
 def slug(name: str) -> str:
     """'NVIDIA H100 SXM' -> 'nvidia-h100-sxm'."""
     out = []
@@ -225,5 +275,6 @@ __all__ = [
     "ComputeRate",
     "MemoryLevel",
     "Hardware",
+    "Interconnect",
     "slug",
 ]

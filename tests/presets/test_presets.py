@@ -18,6 +18,7 @@ from workbench.hardware import PRECISIONS, Hardware
 KEYS = (
     "h100-sxm", "h100-pcie", "h200-sxm", "b200", "gb200", "a100-sxm-80gb", "a100-pcie-80gb",
     "v100-sxm2", "l40s", "rtx-4090", "mi300x", "mi250x", "tpu-v4", "tpu-v5p", "tpu-v5e",
+    "a100-sxm-40gb", "gb300", "tpu-v3",
 )
 
 
@@ -51,7 +52,7 @@ def test_every_figure_has_a_source(key):
     for rate in hw.compute:
         assert rate.source.strip(), f"{key} {rate.precision}"
         assert rate.precision in PRECISIONS
-        assert 1e12 <= rate.dense_flops <= 1e16  # SI FLOP/s, not TFLOP/s
+        assert 1e12 <= rate.dense_flops <= 2e16  # SI FLOP/s, not TFLOP/s
     for level in hw.memory:
         assert level.source.strip()
         assert 1e11 <= level.bandwidth <= 1e14  # bytes/s
@@ -298,7 +299,7 @@ def test_interconnects():
         nic = links[f"nic-{gbit}g"]
         assert nic.bw_per_direction == pytest.approx(gbit * 1e9 / 8)
         assert nic.latency_s == pytest.approx(9.6e-6)
-        assert nic.achievable_fraction is None
+        assert nic.achievable_fraction == pytest.approx(0.96)
     assert "24 GB/s" in links["nic-200g"].note
     for link in links.values():
         assert link.source.strip() and link.latency_source.strip()
@@ -380,3 +381,50 @@ def test_notes_read_as_sentences():
     for hw in presets.load_hardware():
         for note in [hw.note, *(c.note for c in hw.compute), *(m.note for m in hw.memory)]:
             assert ".;" not in note, (hw.key, note)
+
+
+# -- figures added for the run plan -------------------------------------------------------------
+@pytest.mark.parametrize(("key", "precision", "tflops"), [
+    ("h100-sxm", "bf16", 794.5), ("h100-sxm", "fp8", 1402.6), ("a100-sxm-80gb", "bf16", 271.2),
+    ("a100-sxm-40gb", "bf16", 271.2), ("b200", "bf16", 1745.0), ("gb200", "fp8", 3615.6),
+    ("mi300x", "bf16", 668.4),
+])
+def test_measured_matmul_rates_carry_their_source(key, precision, tflops):
+    rate = presets.hardware_by_key(key).rate(precision)
+    assert rate.achievable_flops == pytest.approx(tflops * 1e12)
+    assert "Maximum Achievable Matmul FLOPS" in rate.achievable_source
+    assert 0.5 < rate.matmul_fraction < 0.9
+
+
+def test_unmeasured_rates_have_no_matmul_fraction():
+    assert presets.hardware_by_key("gb300").rate("bf16").matmul_fraction is None
+    assert presets.hardware_by_key("h100-sxm").rate("fp16").achievable_flops is None
+
+
+def test_new_presets_match_their_sources():
+    a100 = presets.hardware_by_key("a100-sxm-40gb")
+    assert a100.peak_flops("bf16") == 312e12 and a100.mem_capacity == 40e9 and a100.mem_bw == 1.555e12
+    gb300 = presets.hardware_by_key("gb300")
+    assert gb300.peak_flops("bf16") == 2.5e15 and gb300.peak_flops("fp8") == 5e15
+    assert gb300.tdp_w == 1400 and gb300.mem_capacity == 279e9
+    tpu = presets.hardware_by_key("tpu-v3")
+    assert tpu.peak_flops("bf16") == 123e12 and tpu.mem_capacity == 32 * 2**30 and tpu.tdp_w is None
+
+
+def test_nic_presets_reach_what_nccl_measures():
+    # ~24 GB/s per HDR 200 Gb/s NIC (nccl issue 412), 48-49 GB/s per NDR 400 Gb/s NIC.
+    assert presets.interconnect_by_key("nic-200g").achievable_bw == pytest.approx(24e9)
+    assert presets.interconnect_by_key("nic-400g").achievable_bw == pytest.approx(48e9)
+    for link in presets.load_interconnects():
+        if link.achievable_fraction is not None:
+            assert link.achievable_source
+
+
+def test_a_measured_rate_without_its_source_is_refused(tmp_path):
+    text = presets.loader._data_text("hardware.toml", None)[1]
+    bad = text.replace('mamf_source = "stas00/ml-engineering compute/accelerator/README.md, Maximum '
+                       'Achievable Matmul FLOPS table (mamf-finder', 'note_x = "(', 1)
+    path = tmp_path / "hardware.toml"
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(presets.PresetError, match="mamf_source|note_x"):
+        presets.load_hardware(path)
