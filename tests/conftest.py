@@ -30,6 +30,22 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     yield
 
 
+def references_or_skip(name: str) -> Path:
+    """A file or folder of ../shared/references: skipped (with the reason) on a clone without it;
+    .ci/run sets SCALING_WORKBENCH_REQUIRE_REFERENCES, so in CI it must be there."""
+    path = REFERENCES / name
+    if not path.exists():
+        if os.environ.get("SCALING_WORKBENCH_REQUIRE_REFERENCES"):
+            pytest.fail(f"{path} is required in CI and is missing")
+        pytest.skip(f"public reference data not found at {path} (it sits beside the checkout in CI)")
+    return path
+
+
+@pytest.fixture
+def published_runs_path() -> Path:
+    return references_or_skip("published-runs.json")
+
+
 @pytest.fixture
 def nccl_logs_dir() -> Path:
     path = REFERENCES / "nccl-logs"

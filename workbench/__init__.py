@@ -2,6 +2,7 @@
 
 ``import workbench`` gives the notebook interface: ``workbench.roofline``, ``workbench.mfu``,
 ``workbench.comms``, ``workbench.collectives``, ``workbench.scaling``, ``workbench.carbon`` ...
+and the run plan, ``workbench.plan.RunPlan`` / ``workbench.plan.predict``.
 """
 
 __version__ = "0.1.0"
@@ -9,6 +10,7 @@ __version__ = "0.1.0"
 from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<module>.<name>)
     _validate,
     carbon,
+    catalog,
     collectives,
     comms,
     comms_sweep,
@@ -20,6 +22,8 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     mfu,
     nccl,
     pipeline,
+    plan,
+    plan_check,
     power,
     roofline,
     scaling,
