@@ -16,8 +16,10 @@ from presets.loader import (
     load_grids,
     load_hardware,
     load_interconnects,
+    load_models,
     load_pue_classes,
     load_sample_dicts,
+    model_by_key,
     sample_scenarios,
 )
 
@@ -34,6 +36,8 @@ __all__ = [
     "load_pue_classes",
     "load_interconnects",
     "interconnect_by_key",
+    "load_models",
+    "model_by_key",
     "load_sample_dicts",
     "sample_scenarios",
 ]

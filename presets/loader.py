@@ -24,6 +24,7 @@ from typing import Any
 
 from workbench import _validate as v
 from workbench.hardware import PRECISIONS, ComputeRate, Hardware, Interconnect, MemoryLevel
+from workbench.plan import ModelShape
 
 # Unit conversions from the files' human units to SI.
 TERA = 1e12
@@ -438,6 +439,43 @@ def interconnect_by_key(key: str) -> Interconnect:
     raise KeyError(f"no interconnect preset '{key}'")
 
 
+# -- model shapes -------------------------------------------------------------------------------
+_MODEL_INTS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_ffn", "vocab_size", "seq_len")
+
+
+def load_models(path: str | Path | None = None) -> tuple[ModelShape, ...]:
+    """Model shapes for the run plan (Llama 3 8B / 70B / 405B, GPT-3 175B), each with its source."""
+    return _builtin_models() if path is None else _load_models(path)
+
+
+def _load_models(path: str | Path | None) -> tuple[ModelShape, ...]:
+    label, data = _read_toml("models.toml", path)
+    out = []
+    for key, raw in _top_tables(label, data, "models").items():
+        e = _Entry(label, key, raw)
+        e.only({"name", "n_params", *_MODEL_INTS, "gated_mlp", "source", "note"})
+        counts = {name: e.integer(name) for name in _MODEL_INTS}
+        gated = e.data.get("gated_mlp")
+        if not isinstance(gated, bool):
+            raise e.error("gated_mlp", f"must be true or false, got {gated!r}")
+        n_params = e.number("n_params")
+        out.append(_build(e, lambda e=e, k=key, c=counts, g=gated, n=n_params: ModelShape(
+            key=k, name=e.text("name"), n_params=n, gated_mlp=g, source=e.text("source"), **c)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _builtin_models() -> tuple[ModelShape, ...]:
+    return _load_models(None)
+
+
+def model_by_key(key: str) -> ModelShape:
+    for model in load_models():
+        if model.key == key:
+            return model
+    raise KeyError(f"no model preset '{key}'")
+
+
 # -- sample scenarios ---------------------------------------------------------------------------
 def load_sample_dicts(path: str | Path | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The raw (name, scenario dict) pairs of samples.json, checked for shape only."""
@@ -496,6 +534,8 @@ __all__ = [
     "load_pue_classes",
     "load_interconnects",
     "interconnect_by_key",
+    "load_models",
+    "model_by_key",
     "load_sample_dicts",
     "sample_scenarios",
 ]

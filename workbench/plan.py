@@ -316,6 +316,72 @@ class RunPlan(Scenario):
         return abs(gated - self.n_params) < abs(plain - self.n_params)
 
 
+#: The RunPlan fields a model shape sets.
+SHAPE_FIELDS: tuple[str, ...] = ("n_params", "n_layers", "d_model", "n_heads", "n_kv_heads", "d_ffn",
+                                 "vocab_size", "seq_len", "gated_mlp")
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """A named model shape (a preset): the plan's model fields, with where they were read."""
+
+    key: str
+    name: str
+    n_params: float
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    d_ffn: int
+    vocab_size: int
+    seq_len: int
+    gated_mlp: bool
+    source: str
+
+    def __post_init__(self) -> None:
+        v.text("key", self.key)
+        v.text("name", self.name)
+        v.text("source", self.source)
+        # the plan's own checks, on a one-GPU plan of this shape
+        RunPlan(hardware="shape-check", n_gpus=1, global_batch=1,
+                **{name: getattr(self, name) for name in SHAPE_FIELDS})
+
+    def fields(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in SHAPE_FIELDS}
+
+
+def shape_of(plan: RunPlan) -> dict[str, Any]:
+    """The plan's model fields, as :meth:`ModelShape.fields` gives them."""
+    return {name: getattr(plan, name) for name in SHAPE_FIELDS}
+
+
+def scaled_shape(plan: RunPlan, n_params: float) -> dict[str, Any]:
+    """A shape of ``n_params`` parameters in the proportions of ``plan``'s model.
+
+    Width and depth grow together (each as the cube root of the size ratio, the way model
+    families scale), the width a multiple of the head size, the heads and the MLP in the same
+    ratio to the width; ``n_params`` is kept exactly as given (it is what MFU counts).
+    """
+    target = v.positive("n_params", n_params)
+    ratio = (target / plan.n_params) ** (1.0 / 3.0)
+    head = plan.head_dim
+    heads = max(1, round(plan.n_heads * ratio))
+    group = max(1, plan.n_heads // plan.n_kv_heads)
+    heads = max(group, heads - heads % group)
+    d_model = heads * head
+    return {
+        "n_params": target,
+        "n_layers": max(1, round(plan.n_layers * ratio)),
+        "d_model": d_model,
+        "n_heads": heads,
+        "n_kv_heads": heads // group,
+        "d_ffn": max(1, round(plan.d_ffn / plan.d_model * d_model / 128) * 128),
+        "vocab_size": plan.vocab_size,
+        "seq_len": plan.seq_len,
+        "gated_mlp": plan.gated_mlp,
+    }
+
+
 def shape_params(plan: RunPlan, gated: bool) -> float:
     """Parameters the shape implies: L x (attention + MLP + 2 norms) + embedding and head.
 
@@ -810,6 +876,8 @@ class Prediction:
     peak_flops: float  # dense, per GPU, at the plan's precision
     memory: MemoryEstimate
     memory_fixes: tuple[str, ...]
+    uncapped_tokens_per_s: float  # the same plan without its power cap
+    compute_bound_share: float  # share of the uncapped step a lower clock slows
     clock_fraction: float  # under the power cap (1 uncapped)
     gpu_power_w: float  # average draw of one GPU
     train_time_s: float
@@ -899,6 +967,8 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     terms, busy = _step_terms(plan, dev, links)
     notes: list[str] = []
 
+    uncapped_step = sum(terms.values())
+    compute_bound_share = sum(terms[name] for name in COMPUTE_BOUND_TERMS) / uncapped_step
     clock = 1.0
     tdp = dev.tdp_w
     if plan.power_cap_w is not None:
@@ -935,7 +1005,8 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
         plan=plan, step_time_s=step, breakdown={k: terms[k] for k in TERMS},
         tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=tokens_per_s / plan.n_gpus,
         mfu=mfu_value, hfu=hfu_value, peak_flops=dev.peak_flops, memory=memory, memory_fixes=fixes,
-        clock_fraction=clock, gpu_power_w=power_w, train_time_s=train_time,
+        uncapped_tokens_per_s=plan.tokens_per_step / uncapped_step,
+        compute_bound_share=compute_bound_share, clock_fraction=clock, gpu_power_w=power_w, train_time_s=train_time,
         gpu_hours=summary.gpu_hours, it_energy_j=summary.it_energy_j,
         facility_energy_j=summary.facility_energy_j, co2e_kg=summary.co2e_kg,
         energy_cost=summary.energy_cost, compute_cost=summary.compute_cost,
@@ -974,6 +1045,8 @@ def what_if(plan: RunPlan | Prediction, catalog: Catalog | None = None) -> list[
 
 __all__ = [
     "RunPlan",
+    "ModelShape",
+    "SHAPE_FIELDS",
     "Prediction",
     "MemoryEstimate",
     "WhatIf",

@@ -428,3 +428,13 @@ def test_a_measured_rate_without_its_source_is_refused(tmp_path):
     path.write_text(bad, encoding="utf-8")
     with pytest.raises(presets.PresetError, match="mamf_source|note_x"):
         presets.load_hardware(path)
+
+
+def test_model_presets_carry_their_shapes_and_sources():
+    models = {m.key: m for m in presets.load_models()}
+    assert set(models) == {"llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b"}
+    m = models["llama3-70b"]
+    assert (m.n_layers, m.d_model, m.n_heads, m.n_kv_heads, m.d_ffn) == (80, 8192, 64, 8, 28672)
+    assert "Llama 3" in m.source and m.gated_mlp
+    assert models["gpt3-175b"].seq_len == 2048 and not models["gpt3-175b"].gated_mlp
+    assert presets.model_by_key("llama3-8b") is models["llama3-8b"]

@@ -1,0 +1,392 @@
+"""The workspace: the document a project saves. One run plan at the centre, each panel's
+scenario beside it, and which panels override the plan.
+
+No Qt here: ``ui/document.py`` wraps this for the window (undo, signals, the cached
+prediction). What lives here:
+
+- :class:`Workspace`, a value with versioned ``to_dict`` / ``from_dict``. Version 1 (the
+  shared-context workspace of earlier releases) is read and migrated: its context becomes
+  the plan.
+- :func:`edit_plan`: the one set of rules for changing the plan from the toolbar or a panel
+  (a new device keeps the precision it has, or falls back by :func:`precision_fallback`; a
+  GPU count the parallel layout cannot split is refused with what would work; a model size
+  reshapes the model in its proportions).
+- :func:`follow_plan`: how each panel's scenario follows the plan, one function per kind in
+  ``FOLLOWERS``, tested without Qt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from workbench import _validate as v
+from workbench import collectives
+from workbench.context import RunContext
+from workbench.hardware import PRECISION_LABELS, Hardware, Interconnect
+from workbench.plan import Prediction, RunPlan, scaled_shape
+from workbench.scenarios import (
+    AllReduceScenario,
+    CollectiveScenario,
+    PowerScenario,
+    RooflineScenario,
+    ScalingScenario,
+    Scenario,
+    scenario_from_dict,
+)
+
+WORKSPACE_VERSION = 2
+
+#: The plan a new project starts from: Llama 3 8B (Dubey et al. 2024, Table 3) on one node of
+#: 8 H100, fully sharded (ZeRO 3), one 8,192-token sequence per micro-batch, 1T tokens.
+DEFAULT_PLAN = RunPlan(
+    n_params=8_030_261_248, n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ffn=14336,
+    vocab_size=128256, seq_len=8192, gated_mlp=True,
+    hardware="h100-sxm", n_gpus=8, gpus_per_node=8, intra_node="nvlink-4", inter_node="nic-400g",
+    zero=3, global_batch=64, micro_batch=1, precision="bf16", train_tokens=1e12,
+)
+
+#: Training precisions in the order a device without the chosen one falls back to them.
+PRECISION_FALLBACK_ORDER: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32", "fp64", "int8", "fp4")
+
+
+def precision_fallback(hw: Hardware, wanted: str) -> str:
+    """``wanted`` where ``hw`` has it, else the first of ``PRECISION_FALLBACK_ORDER`` it has."""
+    if wanted in hw.precisions:
+        return wanted
+    return next((p for p in PRECISION_FALLBACK_ORDER if p in hw.precisions), hw.precisions[0])
+
+
+# -- the document ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Workspace:
+    """Plan, the roofline's 2:4 sparsity switch, each panel's scenario, overrides, active panel."""
+
+    plan: RunPlan = DEFAULT_PLAN
+    sparse: bool = False
+    scenarios: Mapping[str, Scenario] = field(default_factory=dict)
+    overrides: frozenset[str] = frozenset()
+    active: str = ""
+
+    def with_scenario(self, kind: str, scenario: Scenario) -> Workspace:
+        return replace(self, scenarios={**self.scenarios, kind: scenario})
+
+    def with_override(self, kind: str, on: bool) -> Workspace:
+        overrides = set(self.overrides)
+        (overrides.add if on else overrides.discard)(kind)
+        return replace(self, overrides=frozenset(overrides))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": WORKSPACE_VERSION,
+            "plan": self.plan.to_dict(),
+            "sparse": self.sparse,
+            "panels": {kind: s.to_dict() for kind, s in self.scenarios.items()},
+            "overrides": {kind: True for kind in sorted(self.overrides)},
+            "active": self.active,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, kinds: tuple[str, ...] | None = None) -> tuple[Workspace, list[str]]:
+        """Read a saved workspace (this version or version 1), keeping what can be read.
+
+        Returns the workspace and the problems met (a panel's scenario that could not be read
+        is left out and named). Data from a newer version, or that is not a workspace at all,
+        raises :class:`workbench.InputError`. ``kinds`` limits the panels kept to those known.
+        """
+        if not isinstance(data, Mapping):
+            raise v.InputError("workspace", f"must be a JSON object, got {type(data).__name__}")
+        version = data.get("version", 1)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise v.InputError("workspace", f"has no valid version, got {v._describe(version)}")
+        if version > WORKSPACE_VERSION:
+            raise v.InputError("workspace", f"was written by a newer version of the program "
+                                            f"(workspace {version}, this one reads up to {WORKSPACE_VERSION})")
+        problems: list[str] = []
+        if version == 1:
+            context = RunContext.from_dict(data.get("context") or {})
+            plan, note = plan_from_context(context)
+            if note:
+                problems.append(note)
+            sparse = context.sparse
+        else:
+            plan = RunPlan.from_dict(data.get("plan") or {})
+            sparse = data.get("sparse", False)
+            if not isinstance(sparse, bool):
+                raise v.InputError("sparse", f"must be true or false, got {v._describe(sparse)}")
+        scenarios: dict[str, Scenario] = {}
+        panels = data.get("panels") or {}
+        if not isinstance(panels, Mapping):
+            raise v.InputError("panels", "must be an object of scenarios by panel")
+        for kind, raw in panels.items():
+            if kinds is not None and kind not in kinds:
+                continue
+            try:
+                scenario = scenario_from_dict(raw)
+                if scenario.kind != kind:
+                    raise v.InputError("kind", f"is {scenario.kind!r}, not the panel's {kind!r}")
+                scenarios[kind] = scenario
+            except (ValueError, TypeError, KeyError) as exc:
+                problems.append(f"{kind}: {exc}")
+        raw_overrides = data.get("overrides") or {}
+        if not isinstance(raw_overrides, Mapping):
+            raise v.InputError("overrides", "must be an object of panel: true/false")
+        overrides = frozenset(k for k, on in raw_overrides.items() if on is True and (kinds is None or k in kinds))
+        active = data.get("active") or ""
+        if not isinstance(active, str):
+            active = ""
+        return cls(plan=plan, sparse=sparse, scenarios=scenarios, overrides=overrides, active=active), problems
+
+
+# -- the shared context as earlier releases saw it -----------------------------------------------
+def dp_spans_nodes(plan: RunPlan) -> bool:
+    """Whether the data-parallel replicas of one GPU's shard sit on more than one node."""
+    return plan.tp * plan.cp * plan.dp > plan.gpus_per_node
+
+
+def sync_link(plan: RunPlan) -> str:
+    """Preset key of the link the gradient synchronisation crosses ("" for the GPU's own link)."""
+    return plan.inter_node if dp_spans_nodes(plan) else (plan.intra_node or "")
+
+
+def context_of(plan: RunPlan, sparse: bool = False) -> RunContext:
+    """The plan as the shared context of version 1 (what a panel's old-style fields read)."""
+    return RunContext(hardware=plan.hardware, n_gpus=plan.n_gpus, precision=plan.precision,
+                      sparse=sparse, interconnect=sync_link(plan), model_params=plan.n_params,
+                      train_tokens=plan.train_tokens)
+
+
+def plan_from_context(context: RunContext, base: RunPlan = DEFAULT_PLAN) -> tuple[RunPlan, str]:
+    """Migrate a version-1 context: hardware, GPUs, precision, tokens and the link carry over;
+    the model is ``base``'s shape scaled to the context's size. Returns the plan and a note
+    of anything adjusted to make the layout valid ("" when nothing was)."""
+    changes: dict[str, Any] = {"hardware": context.hardware, "precision": context.precision,
+                               "train_tokens": context.train_tokens}
+    if context.interconnect.startswith("nic"):
+        changes["inter_node"] = context.interconnect
+    elif context.interconnect:
+        changes["intra_node"] = context.interconnect
+    if context.model_params != base.n_params:
+        changes.update(scaled_shape(base, context.model_params))
+    plan = base.with_changes(**changes)
+    plan, note = fit_gpus(plan, context.n_gpus)
+    return plan, note
+
+
+def fit_gpus(plan: RunPlan, n_gpus: int) -> tuple[RunPlan, str]:
+    """``plan`` on ``n_gpus`` GPUs, keeping tp x pp x cp and each replica's batch.
+
+    The global batch grows or shrinks with the data-parallel replicas (same micro-batches per
+    replica); a GPU count tp x pp x cp does not divide raises InputError saying which would.
+    """
+    count = v.integer("n_gpus", n_gpus, 1, RunPlan.MAX_GPUS)
+    split = plan.tp * plan.pp * plan.cp
+    if count % split:
+        below = max(split, count // split * split)
+        raise v.InputError("n_gpus", f"tp x pp x cp = {split} must divide the GPU count: use {below:,} or "
+                                     f"{below + split:,}, or change the parallel layout in the Run plan panel")
+    per_replica = plan.global_batch // plan.dp
+    new = plan.with_changes(n_gpus=count, global_batch=per_replica * (count // split))
+    note = ""
+    if new.global_batch != plan.global_batch:
+        note = f"global batch {plan.global_batch:,} -> {new.global_batch:,} sequences (same per replica)"
+    return new, note
+
+
+# -- editing the plan -----------------------------------------------------------------------------
+#: Fields of the version-1 context -> plan fields (the rest have the same name).
+CONTEXT_TO_PLAN = {"model_params": "n_params"}
+
+
+def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **changes: Any) -> RunPlan:
+    """``plan`` with ``changes`` (plan field names; ``model_params`` also accepted), checked.
+
+    - ``hardware``: the device keeps the plan's precision when it has it, else takes
+      :func:`precision_fallback`; a precision the device lacks, asked for, is refused with the
+      ones it has.
+    - ``n_gpus``: :func:`fit_gpus` (the batch per replica stays).
+    - ``n_params`` alone: the model is reshaped in its proportions (:func:`scaled_shape`).
+    ``lookup(key)`` finds a hardware preset (None when unknown). Raises InputError naming the
+    field.
+    """
+    changes = {CONTEXT_TO_PLAN.get(k, k): val for k, val in changes.items()}
+    key = changes.get("hardware", plan.hardware)
+    hw = lookup(key)
+    if hw is not None:
+        precision = changes.get("precision", plan.precision)
+        if precision not in hw.precisions:
+            if "precision" in changes:
+                have = ", ".join(PRECISION_LABELS.get(p, p) for p in hw.precisions)
+                raise v.InputError("precision", f"{hw.name} has no {PRECISION_LABELS.get(precision, precision)} "
+                                                f"rate; it has {have}")
+            changes["precision"] = precision_fallback(hw, precision)
+    shape_keys = {"n_layers", "d_model", "n_heads", "n_kv_heads", "d_ffn"}
+    if "n_params" in changes and not shape_keys & set(changes):
+        n_params = v.positive("n_params", changes["n_params"])
+        if n_params != plan.n_params:
+            changes.update(scaled_shape(plan, n_params))
+    n_gpus = changes.pop("n_gpus", None)
+    new = plan.with_changes(**changes) if changes else plan
+    if n_gpus is not None and n_gpus != new.n_gpus:
+        new, _ = fit_gpus(new, n_gpus)
+    return new
+
+
+# -- panels following the plan ------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlanView:
+    """What a panel's scenario follows: the plan, its resolved presets and its prediction."""
+
+    plan: RunPlan
+    sparse: bool = False
+    hardware: Hardware | None = None  # the plan's device (None: not in the catalog)
+    prediction: Prediction | None = None  # None when the plan cannot be predicted
+    link: Interconnect | None = None  # the preset of the gradient synchronisation's link
+    has_hardware: Callable[[str], bool] = lambda _key: True
+
+
+def _roofline(s: RooflineScenario, view: PlanView) -> RooflineScenario:
+    """The plan's device first (a compared device that becomes primary swaps places), its
+    precision where the device has it (else the one fallback), 2:4 sparsity where it can."""
+    plan, hw = view.plan, view.hardware
+    changes: dict[str, Any] = {}
+    if plan.hardware != s.primary and view.has_hardware(plan.hardware):
+        others = tuple(s.primary if k == plan.hardware else k for k in s.hardware[1:])
+        changes["hardware"] = (plan.hardware, *others)[: RooflineScenario.MAX_HARDWARE]
+    if hw is not None:
+        precision = precision_fallback(hw, plan.precision)
+        if precision != s.precision:
+            changes["precision"] = precision
+        sparse = view.sparse and hw.supports_sparsity(precision)
+        if sparse != s.sparse:
+            changes["sparse"] = sparse
+    return s.with_changes(**changes) if changes else s
+
+
+def _collective(s: CollectiveScenario, view: PlanView) -> CollectiveScenario:
+    """The plan's GPU count, clamped to the animator's 2..64 ranks."""
+    n = max(collectives.MIN_RANKS, min(collectives.MAX_RANKS, view.plan.n_gpus))
+    if n == s.n_ranks:
+        return s
+    return s.with_changes(n_ranks=n, root=min(s.root, n - 1))
+
+
+def _allreduce(s: AllReduceScenario, view: PlanView) -> AllReduceScenario:
+    """The plan's gradient synchronisation: its ranks (dp, at least 2), one GPU's gradient
+    shard as the message, and the link it crosses at the rate the plan assumes."""
+    plan = view.plan
+    changes: dict[str, Any] = {"n_ranks": max(2, plan.dp)}
+    grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else 2.0
+    size = plan.n_params / (plan.tp * plan.pp) * grad_bytes
+    changes["size_bytes"] = float(size)
+    if size > s.size_max:  # the sweep reaches the plan's message
+        changes["size_max"] = float(2 ** math.ceil(math.log2(size)))
+    if view.prediction is not None:
+        links = view.prediction.links
+        across = dp_spans_nodes(plan)
+        changes["link_bw"] = links.inter_bw if across else links.intra_bw
+        changes["alpha"] = links.inter_latency_s if across else links.intra_latency_s
+    key = sync_link(plan)
+    if key:
+        changes["interconnect"] = key
+    changes = {k: val for k, val in changes.items() if getattr(s, k) != val}
+    return s.with_changes(**changes) if changes else s
+
+
+def _scaling(s: ScalingScenario, view: PlanView) -> ScalingScenario:
+    """The plan's run, with the predicted throughput: every overhead is already in it, so the
+    panel's own overhead fields are zero while it follows the plan."""
+    plan = view.plan
+    changes: dict[str, Any] = {
+        "hardware": plan.hardware, "precision": plan.precision, "n_gpus": plan.n_gpus,
+        "n_params": plan.n_params, "n_layers": plan.n_layers, "d_model": plan.d_model,
+        "seq_len": plan.seq_len, "recompute": "full" if plan.recompute == "full" else "none",
+        "pipeline_stages": 1, "microbatches": 1, "comm_time_s": 0.0, "overlap": 0.0,
+        "dataloader_wait_s": 0.0, "bytes_per_token": plan.bytes_per_token,
+    }
+    hw = view.hardware
+    changes["sparse"] = bool(view.sparse and hw is not None and plan.precision in hw.precisions
+                             and hw.supports_sparsity(plan.precision))
+    if view.prediction is not None:
+        changes["tokens_per_s"] = view.prediction.tokens_per_s
+    changes = {k: val for k, val in changes.items() if getattr(s, k) != val}
+    return s.with_changes(**changes) if changes else s
+
+
+#: Power-panel fields that are the plan's (same names in both).
+POWER_PLAN_FIELDS: tuple[str, ...] = (
+    "hardware", "n_gpus", "train_tokens", "n_params", "precision", "power_cap_w", "static_fraction",
+    "min_voltage_fraction", "host_overhead_w_per_gpu", "pue", "grid_g_per_kwh",
+    "energy_price_per_kwh", "gpu_hour_price", "currency",
+)
+
+
+def _power(s: PowerScenario, view: PlanView) -> PowerScenario:
+    """The plan's run and facility, with the predicted uncapped throughput per GPU and the
+    share of the step a cap slows (so the panel's accounting is the plan's)."""
+    plan = view.plan
+    changes = {name: getattr(plan, name) for name in POWER_PLAN_FIELDS}
+    if view.prediction is not None:
+        changes["throughput_mfu"] = None
+        changes["tokens_per_s_per_gpu"] = view.prediction.uncapped_tokens_per_s / plan.n_gpus
+        changes["compute_bound_share"] = view.prediction.compute_bound_share
+    changes = {k: val for k, val in changes.items() if getattr(s, k) != val}
+    return s.with_changes(**changes) if changes else s
+
+
+#: How each kind of scenario follows the plan.
+FOLLOWERS: dict[str, Callable[[Any, PlanView], Any]] = {
+    "roofline": _roofline,
+    "collective": _collective,
+    "allreduce": _allreduce,
+    "scaling": _scaling,
+    "power": _power,
+}
+
+
+def register_follower(kind: str, follow: Callable[[Any, PlanView], Any]) -> None:
+    """How a new kind of panel follows the plan (kinds without one keep their scenario)."""
+    FOLLOWERS[v.text("kind", kind)] = follow
+
+
+def follow_plan(kind: str, scenario: Any, view: PlanView) -> Any:
+    """``scenario`` as it follows ``view``'s plan (itself for a kind with no follower, or when
+    the plan's values do not fit the scenario: a bad value never replaces a good one)."""
+    follow = FOLLOWERS.get(kind)
+    if follow is None or scenario is None:
+        return scenario
+    try:
+        return follow(scenario, view)
+    except (ValueError, ArithmeticError):
+        return scenario
+
+
+def differs_from_plan(kind: str, scenario: Any, view: PlanView) -> bool:
+    """Whether ``scenario`` is not what following the plan would make of it."""
+    followed = follow_plan(kind, scenario, view)
+    if followed is scenario:
+        return False
+    return followed != scenario and not _close(followed, scenario)
+
+
+def _close(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    da, db = a.to_dict(), b.to_dict()
+    for key, value in da.items():
+        other = db.get(key)
+        if isinstance(value, float) and isinstance(other, float):
+            if not math.isclose(value, other, rel_tol=1e-9, abs_tol=0.0):
+                return False
+        elif value != other:
+            return False
+    return True
+
+
+__all__ = [
+    "WORKSPACE_VERSION", "DEFAULT_PLAN", "Workspace", "PlanView", "FOLLOWERS", "POWER_PLAN_FIELDS",
+    "precision_fallback", "edit_plan", "fit_gpus", "follow_plan", "differs_from_plan",
+    "register_follower", "context_of", "plan_from_context", "sync_link", "dp_spans_nodes",
+]
