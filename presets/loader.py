@@ -436,7 +436,8 @@ def interconnect_by_key(key: str) -> Interconnect:
     for link in load_interconnects():
         if link.key == key:
             return link
-    raise KeyError(f"no interconnect preset '{key}'")
+    known = ", ".join(link.key for link in load_interconnects())
+    raise KeyError(f"no interconnect preset '{key}'; known: {known}")
 
 
 # -- model shapes -------------------------------------------------------------------------------

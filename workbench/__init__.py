@@ -23,7 +23,6 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     nccl,
     pipeline,
     plan,
-    plan_check,
     power,
     roofline,
     scaling,

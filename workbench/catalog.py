@@ -53,15 +53,18 @@ class _Chain:
         self._catalogs = catalogs
 
     def _find(self, kind: str, key: str):
+        known = ""
         for catalog in self._catalogs:
             try:
                 return getattr(catalog, kind)(key)
-            except KeyError:
+            except KeyError as exc:
+                text = str(exc.args[0]) if exc.args else ""
+                known = known or (text.split("known: ", 1)[1] if "known: " in text else "")
                 continue
         if not self._catalogs:
             raise v.InputError(kind, "no preset catalog is installed; install the package with "
                                "'pip install -e .' or pass catalog=... to predict")
-        raise v.InputError(kind, f"there is no {kind} preset {key!r}")
+        raise v.InputError(kind, f"there is no {kind} preset {key!r}" + (f"; known: {known}" if known else ""))
 
     def hardware(self, key: str) -> Hardware:
         return self._find("hardware", key)

@@ -30,8 +30,9 @@ How one step is modelled (SI units; every term is a function below with its form
 - **pipeline_bubble**: (pp - 1) / vp micro-batch slots of fill and drain.
 - **optimizer**, **data_loading**, **checkpoint**: memory-bound Adam update, input reads beyond
   what prefetch hides, checkpoint writes amortised per step.
-- A power cap slows only the compute-bound terms, by the clock fraction of
-  :mod:`workbench.power`; energy, emissions and cost come from :mod:`workbench.carbon`.
+- A power cap lowers the clock (:mod:`workbench.power`): FLOP-bound work slows by the clock
+  fraction, memory-bound work and communication do not; energy, emissions and cost come from
+  :mod:`workbench.carbon`.
 
 The constants below that are not read from a preset are few, physical and sourced; the one
 fitted constant (the non-matmul memory traffic) says so, and ``python -m workbench.plan_check``
@@ -40,14 +41,14 @@ prints the comparison with the published runs it was checked on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from workbench import _validate as v
 from workbench import carbon, comms
 from workbench import power as pw
 from workbench.catalog import Catalog, default_catalog
-from workbench.hardware import PRECISIONS, Hardware
+from workbench.hardware import PRECISION_BYTES, PRECISIONS, Hardware
 from workbench.pipeline import checkpoint_bytes as _checkpoint_bytes
 from workbench.scenarios import Scenario, _bool, _float, _int, _key
 
@@ -77,7 +78,8 @@ NONMATMUL_TRAFFIC_FACTOR: dict[bool, float] = {True: 12.0, False: 20.0}
 #: master, m, v (12) and the 16-bit weight (2).
 OPTIMIZER_BYTES_PER_PARAM = 30.0
 #: Mixed-precision Adam training state in GPU memory per parameter (ZeRO paper, Rajbhandari
-#: et al. 2020): 16-bit weights 2 + 16-bit gradients 2 + FP32 master, m and v 12.
+#: et al. 2020): 16-bit weights 2 + 16-bit gradients 2 + FP32 master, m and v 12 (FP32
+#: gradients take 4).
 WEIGHT_BYTES, GRAD_BYTES, OPTIMIZER_STATE_BYTES = 2.0, 2.0, 12.0
 #: Activations are 16-bit, and so is what tensor, context and pipeline parallelism send.
 ACTIVATION_BYTES = 2.0
@@ -86,7 +88,10 @@ ACTIVATION_BYTES = 2.0
 OWN_LINK_ACHIEVABLE = 0.8
 OWN_LINK_LATENCY_S = 3.4e-6
 
-RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+#: "selective" recomputes the attention core (Korthikanti et al. 2022); "op" is torchtitan's
+#: op-level selective checkpointing, which keeps matmul and attention outputs but only every
+#: other matmul's, so it recomputes half the forward matmuls and the elementwise work.
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "op", "full")
 ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
 GRAD_REDUCE_PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
 #: How ZeRO 3 gathers parameters: one flat buffer per layer, prefetched behind compute (PyTorch
@@ -122,7 +127,6 @@ TERM_FIXES: dict[str, str] = {
     "data_loading": "feed the GPUs faster (storage bandwidth, prefetch)",
     "checkpoint": "checkpoint asynchronously",
 }
-COMPUTE_BOUND_TERMS = frozenset({"compute", "recompute", "pipeline_bubble"})
 
 
 # -- the plan ------------------------------------------------------------------------------------
@@ -231,7 +235,7 @@ class RunPlan(Scenario):
                 s(name, _float(name, getattr(self, name), low=0, low_open=True))
         for name in ("tp", "pp", "cp", "vp"):
             s(name, _int(name, getattr(self, name), 1, self.MAX_GPUS))
-        if isinstance(self.zero, bool) or self.zero not in ZERO_STAGES:
+        if isinstance(self.zero, bool) or not isinstance(self.zero, int) or self.zero not in ZERO_STAGES:
             raise v.InputError("zero", f"must be a ZeRO stage 0, 1, 2 or 3, got {v._describe(self.zero)}")
         s("sequence_parallel", _bool("sequence_parallel", self.sequence_parallel))
         s("tp_comm_overlap", _float("tp_comm_overlap", self.tp_comm_overlap, low=0, high=1))
@@ -275,6 +279,11 @@ class RunPlan(Scenario):
             raise v.InputError("vp", f"pp x vp = {self.pp * self.vp} chunks exceed the {self.n_layers} layers")
         if self.seq_len % self.cp:
             raise v.InputError("cp", f"must divide the sequence length {self.seq_len}, got {self.cp}")
+        if self.d_ffn % self.tp:
+            raise v.InputError("tp", f"must divide the MLP width d_ffn = {self.d_ffn}, got {self.tp}")
+        if (self.checkpoint_interval_s is None) != (self.checkpoint_write_bw is None):
+            raise v.InputError("checkpoint_write_bw" if self.checkpoint_write_bw is None else "checkpoint_interval_s",
+                               "give both the checkpoint interval and the write bandwidth, or neither")
         if self.sequence_parallel and self.tp == 1:
             raise v.InputError("sequence_parallel", "needs tp > 1 (it splits the tensor-parallel group's work)")
         per_step = self.dp * self.micro_batch
@@ -282,12 +291,30 @@ class RunPlan(Scenario):
             raise v.InputError(
                 "global_batch", f"must be a multiple of dp x micro_batch = {self.dp} x {self.micro_batch} "
                 f"= {per_step}, got {self.global_batch:,}")
+        if self.vp > 1 and self.microbatches % self.pp:
+            raise v.InputError("vp", f"interleaved stages need the {self.microbatches} micro-batches per step "
+                               f"to be a multiple of pp = {self.pp}; raise the global batch or set vp = 1")
+        shape = min((shape_params(self, gated) for gated in (False, True)), key=lambda n: abs(n - self.n_params))
+        if not 0.75 <= shape / self.n_params <= 4 / 3:
+            raise v.InputError(
+                "n_params", f"{self.n_params:.4g} parameters do not match the model shape, which holds "
+                f"about {shape:.4g}: change the parameter count or the layers, width and MLP")
 
     # -- derived counts ---------------------------------------------------------------------
     @property
     def dp(self) -> int:
         """Data-parallel replicas: n_gpus / (tp x pp x cp)."""
         return self.n_gpus // (self.tp * self.pp * self.cp)
+
+    @property
+    def replicas(self) -> int:
+        """GPUs holding the same weight shard: dp x cp (they reduce gradients together)."""
+        return self.dp * self.cp
+
+    @property
+    def layers_per_stage(self) -> int:
+        """Layers of the busiest pipeline stage: ceil(n_layers / pp)."""
+        return -(-self.n_layers // self.pp)
 
     @property
     def microbatches(self) -> int:
@@ -407,6 +434,13 @@ class Links:
     inter_name: str
 
 
+def _link(catalog: Catalog, key: str, field_name: str):
+    try:
+        return catalog.interconnect(key)
+    except v.InputError as exc:
+        raise v.InputError(field_name, str(exc).split(": ", 1)[-1]) from None
+
+
 def resolve_links(plan: RunPlan, hw: Hardware, catalog: Catalog) -> Links:
     """Achievable link rates: nominal per-direction rate (preset or override) x achievable share."""
     if plan.intra_node is None:
@@ -421,12 +455,12 @@ def resolve_links(plan: RunPlan, hw: Hardware, catalog: Catalog) -> Links:
         intra_latency = OWN_LINK_LATENCY_S
         intra_name = hw.interconnect or "own link"
     else:
-        link = catalog.interconnect(plan.intra_node)
+        link = _link(catalog, plan.intra_node, "intra_node")
         share = link.achievable_bw / link.bw_per_direction
         intra_bw = (plan.intra_node_bw or link.bw_per_direction) * share
         intra_latency = link.latency_s
         intra_name = link.name
-    nic = catalog.interconnect(plan.inter_node)
+    nic = _link(catalog, plan.inter_node, "inter_node")
     share = nic.achievable_bw / nic.bw_per_direction
     return Links(
         intra_bw=intra_bw, intra_latency_s=intra_latency,
@@ -470,12 +504,14 @@ def hardware_flops_per_token(plan: RunPlan) -> float:
 
     Full recomputation repeats the forward pass, 2N + 4 L d T (so x 4/3 of the model FLOPs);
     selective recomputation (Korthikanti et al. 2022) repeats only the attention core's
-    forward, 4 L d T.
+    forward, 4 L d T; op-level recomputation half the forward matmuls, N.
     """
     base = model_flops_per_token(plan)
     attention_forward = 4.0 * plan.n_layers * plan.d_model * plan.seq_len
     if plan.recompute == "full":
         return base + 2.0 * plan.n_params + attention_forward
+    if plan.recompute == "op":
+        return base + plan.n_params
     if plan.recompute == "selective":
         return base + attention_forward
     return base
@@ -531,7 +567,7 @@ def layer_activation_bytes(plan: RunPlan, recompute: str = "none", flash: bool =
     if recompute == "full":
         return 2.0 * s * b * h / split
     base = s * b * h * (34.0 / t if plan.sequence_parallel else 10.0 + 24.0 / t)
-    if recompute == "selective" or flash:
+    if recompute in ("selective", "op") or flash:  # "op": counted as selective (an upper bound)
         return base
     return base + 5.0 * a * s * s * b / t
 
@@ -550,7 +586,7 @@ def layer_compute_times(plan: RunPlan, dev: Device) -> dict[str, float]:
       ``NONMATMUL_TRAFFIC_FACTOR`` x the layer's activation bytes over the memory bandwidth,
       forward and backward together.
     """
-    element = 1.0 if plan.precision in ("fp8", "int8") else 2.0
+    element = PRECISION_BYTES[plan.precision]
     matmul = dev.matmul_flops * MATMUL_FRACTION_OF_MAMF
     gemm = sum(gemm_time(m, n, k, matmul, dev.mem_bw, element) for m, n, k in layer_gemm_shapes(plan))
     s = plan.seq_len / plan.cp
@@ -578,7 +614,7 @@ def head_time(plan: RunPlan, dev: Device) -> float:
     if plan.vocab_size == 0:
         return 0.0
     m = plan.micro_batch * plan.seq_len / plan.cp
-    element = 1.0 if plan.precision in ("fp8", "int8") else 2.0
+    element = PRECISION_BYTES[plan.precision]
     matmul = dev.matmul_flops * MATMUL_FRACTION_OF_MAMF
     return 3.0 * gemm_time(m, plan.vocab_size / plan.tp, plan.d_model, matmul, dev.mem_bw, element)
 
@@ -593,6 +629,8 @@ def _group_link(ranks_inside: int, group: int, links: Links) -> tuple[float, flo
     """
     if ranks_inside >= group:
         return links.intra_bw, links.intra_latency_s
+    if ranks_inside == 1:  # one rank per node: each GPU's own NIC (no intra-node hop at all)
+        return links.inter_bw, links.inter_latency_s
     return min(links.intra_bw, ranks_inside * links.inter_bw), links.inter_latency_s
 
 
@@ -610,7 +648,7 @@ def tensor_parallel_time(plan: RunPlan, links: Links) -> float:
     inside = min(plan.tp, plan.gpus_per_node)
     bw, alpha = _group_link(inside, plan.tp, links)
     per_layer = (6 if plan.recompute == "full" else 4) * comms.ring_allreduce_time(size, plan.tp, bw, alpha)
-    return per_layer * plan.n_layers / plan.pp * (1.0 - plan.tp_comm_overlap)
+    return per_layer * plan.layers_per_stage * (1.0 - plan.tp_comm_overlap)
 
 
 def context_parallel_time(plan: RunPlan, links: Links, attention_s: float) -> float:
@@ -625,9 +663,10 @@ def context_parallel_time(plan: RunPlan, links: Links, attention_s: float) -> fl
         return 0.0
     kv = plan.micro_batch * plan.seq_len / plan.cp * 2 * plan.d_kv / plan.tp * ACTIVATION_BYTES
     inside = max(1, min(plan.cp, plan.gpus_per_node // plan.tp))
-    bw, alpha = _group_link(inside, plan.cp, links)
+    # Every ring step waits for the pair that crosses a node boundary: one NIC, not a node's.
+    bw, alpha = (links.intra_bw, links.intra_latency_s) if inside >= plan.cp else (links.inter_bw, links.inter_latency_s)
     per_layer = 3.0 * (plan.cp - 1) * (kv / bw + alpha)
-    return max(0.0, per_layer * plan.n_layers / plan.pp - attention_s)
+    return max(0.0, per_layer * plan.layers_per_stage - attention_s)
 
 
 def pipeline_bubble_time(plan: RunPlan, slot_s: float) -> float:
@@ -642,11 +681,12 @@ def pipeline_bubble_time(plan: RunPlan, slot_s: float) -> float:
 def pipeline_p2p_time(plan: RunPlan, links: Links) -> float:
     """Seconds per step of sending activations (forward) and their gradients (backward) between
     stages: 2 sends of b s d / tp elements (Megatron's scatter-gather split) per micro-batch and
-    virtual stage, across nodes when a stage's tp x cp x dp GPUs fill a node."""
+    virtual stage; when the job spans nodes some stage boundary crosses one, and the slowest
+    boundary sets the pace."""
     if plan.pp == 1:
         return 0.0
     size = plan.micro_batch * plan.seq_len / plan.cp * plan.d_model / plan.tp * ACTIVATION_BYTES
-    across = plan.tp * plan.cp * plan.dp >= plan.gpus_per_node
+    across = plan.n_gpus > plan.gpus_per_node
     bw, alpha = (links.inter_bw, links.inter_latency_s) if across else (links.intra_bw, links.intra_latency_s)
     return 2.0 * plan.microbatches * plan.vp * (size / bw + alpha)
 
@@ -661,11 +701,12 @@ class DataParallelTraffic:
 
 
 def data_parallel_traffic(plan: RunPlan, links: Links, forward_s: float, backward_s: float) -> DataParallelTraffic:
-    """Gradient and parameter collectives over the dp replicas of one GPU's shard.
+    """Gradient and parameter collectives over the replicas of one GPU's shard.
 
-    The shard is N / (tp x pp) parameters. The dp group's ranks sit tp x cp apart, so
-    gpus_per_node / (tp x cp) of them share a node (:func:`_group_link`: hierarchical rings
-    when dp spans nodes).
+    The shard is N / (tp x pp) parameters, held by dp x cp GPUs (context parallelism splits
+    the sequence, not the weights, so its ranks reduce gradients too, as Megatron-Core and
+    torchtitan do). They sit tp apart, so gpus_per_node / tp of them share a node
+    (:func:`_group_link`: hierarchical rings when the group spans nodes).
     - ZeRO 0: one all-reduce of the gradients per step (FP32 or BF16, ``grad_reduce_precision``).
     - ZeRO 1 (distributed optimizer): reduce-scatter of the gradients, all-gather of the
       updated 16-bit parameters, once per step.
@@ -679,15 +720,16 @@ def data_parallel_traffic(plan: RunPlan, links: Links, forward_s: float, backwar
     gradient reduce with the last backward), per-micro-batch traffic behind that micro-batch's
     forward and backward (FSDP prefetches); with ``overlap_dp_comm`` False nothing is hidden.
     """
-    if plan.dp == 1:
+    group = plan.replicas
+    if group == 1:
         return DataParallelTraffic(0.0, 0.0, 0.0)
     shard = plan.n_params / (plan.tp * plan.pp)
     grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else 2.0
-    inside = max(1, min(plan.dp, plan.gpus_per_node // (plan.tp * plan.cp)))
-    bw, alpha = _group_link(inside, plan.dp, links)
+    inside = max(1, min(group, plan.gpus_per_node // plan.tp))
+    bw, alpha = _group_link(inside, group, links)
 
     def ring(op: str, size: float) -> float:
-        return float(comms.ring_time(op, size, plan.dp, bw, alpha))
+        return float(comms.ring_time(op, size, group, bw, alpha))
 
     if plan.zero == 0:
         return DataParallelTraffic(ring("all_reduce", shard * grad_bytes), 0.0, backward_s)
@@ -699,8 +741,8 @@ def data_parallel_traffic(plan: RunPlan, links: Links, forward_s: float, backwar
     if plan.zero == 3 and plan.zero3_gather == "per_tensor":
         # One collective per parameter tensor, each paying its ring's dp - 1 latency steps;
         # fetched on demand, so nothing hides it.
-        calls = 3 * layer_param_tensors(plan) * plan.n_layers / plan.pp
-        each += calls * (plan.dp - 1) * alpha
+        calls = 3 * layer_param_tensors(plan) * plan.layers_per_stage
+        each += calls * (group - 1) * alpha
         return DataParallelTraffic(0.0, each, 0.0)
     return DataParallelTraffic(0.0, each, forward_s + backward_s)
 
@@ -723,7 +765,7 @@ def exposed_data_parallel_time(plan: RunPlan, traffic: DataParallelTraffic) -> f
     them): 1 / (layers per stage) of the traffic is always exposed. A zero window (on-demand
     gathers) or ``overlap_dp_comm`` False exposes everything.
     """
-    layers = plan.n_layers / plan.pp
+    layers = plan.layers_per_stage
     if not plan.overlap_dp_comm or (traffic.window_s == 0.0 and traffic.per_microbatch_s > 0):
         return traffic.per_step_s + plan.microbatches * traffic.per_microbatch_s
     edge = 1.0 / max(1.0, layers)
@@ -736,8 +778,8 @@ def exposed_data_parallel_time(plan: RunPlan, traffic: DataParallelTraffic) -> f
 
 def optimizer_time(plan: RunPlan, dev: Device) -> float:
     """Seconds of the Adam update: ``OPTIMIZER_BYTES_PER_PARAM`` x the local optimizer shard
-    (N / (tp x pp), / dp from ZeRO 1) over the memory bandwidth."""
-    shard = plan.n_params / (plan.tp * plan.pp) / (plan.dp if plan.zero >= 1 else 1)
+    (the busiest stage's parameters / tp, / (dp x cp) from ZeRO 1) over the memory bandwidth."""
+    shard = stage_params(plan) / plan.tp / (plan.replicas if plan.zero >= 1 else 1)
     return OPTIMIZER_BYTES_PER_PARAM * shard / dev.mem_bw
 
 
@@ -790,29 +832,42 @@ class MemoryEstimate:
                 "activations": self.activations, "total": self.total}
 
 
+def stage_params(plan: RunPlan) -> float:
+    """Parameters of the busiest pipeline stage: ceil(n_layers / pp) layers, plus the V x d
+    embedding (first stage) or output head (last stage); all of N without pipelining."""
+    if plan.pp == 1:
+        return plan.n_params
+    edge = plan.vocab_size * plan.d_model
+    per_layer = max(0.0, plan.n_params - 2 * edge) / plan.n_layers
+    return plan.layers_per_stage * per_layer + edge
+
+
 def memory_per_gpu(plan: RunPlan, capacity: float | None = None) -> MemoryEstimate:
     """Training state and activations on the GPU that holds the most.
 
-    - weights 2 bytes, gradients 2 and optimizer state 12 per parameter of the shard
-      N / (tp x pp) (ZeRO paper); optimizer state / dp from ZeRO 1, gradients from ZeRO 2,
-      weights from ZeRO 3.
+    - weights 2 bytes, gradients 4 (FP32 main gradients, ``grad_reduce_precision`` "fp32",
+      as Megatron keeps them) or 2, and optimizer state 12 per parameter of the shard
+      :func:`stage_params` / tp (ZeRO paper); optimizer state / (dp x cp) from ZeRO 1,
+      gradients from ZeRO 2, weights from ZeRO 3.
     - activations: :func:`layer_activation_bytes` (without the scores under FlashAttention)
-      x the layers a stage holds in flight. Under
-      1F1B the first stage keeps min(m, pp) micro-batches of its n_layers / pp layers, and
-      interleaving adds (pp - 1) / (pp x vp) of that (Korthikanti et al. 2022); plus the
-      last stage's FP32 logits, 4 b s V / tp bytes.
+      x the layers a stage holds in flight. Under 1F1B the first stage keeps min(m, pp)
+      micro-batches of its ceil(n_layers / pp) layers, and interleaving adds (pp - 1) /
+      (pp x vp) of that (Korthikanti et al. 2022); plus the last stage's FP32 logits,
+      4 b s V / tp bytes.
     """
-    shard = plan.n_params / (plan.tp * plan.pp)
-    dp = plan.dp
-    weights = WEIGHT_BYTES * shard / (dp if plan.zero >= 3 else 1)
-    grads = GRAD_BYTES * shard / (dp if plan.zero >= 2 else 1)
-    optimizer = OPTIMIZER_STATE_BYTES * shard / (dp if plan.zero >= 1 else 1)
+    shard = stage_params(plan) / plan.tp
+    group = plan.replicas
+    grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else GRAD_BYTES
+    weights = WEIGHT_BYTES * shard / (group if plan.zero >= 3 else 1)
+    grads = grad_bytes * shard / (group if plan.zero >= 2 else 1)
+    optimizer = OPTIMIZER_STATE_BYTES * shard / (group if plan.zero >= 1 else 1)
     in_flight = min(plan.microbatches, plan.pp)
     interleave = 1.0 + ((plan.pp - 1) / (plan.pp * plan.vp) if plan.vp > 1 else 0.0)
     per_layer = layer_activation_bytes(plan, plan.recompute, flash=plan.flash_attention)
-    first_stage = per_layer * plan.n_layers / plan.pp * in_flight * interleave
+    layers = plan.layers_per_stage
+    first_stage = per_layer * layers * in_flight * interleave
     logits = 4.0 * plan.micro_batch * plan.seq_len / plan.cp * plan.vocab_size / plan.tp
-    last_stage = per_layer * plan.n_layers / plan.pp + logits
+    last_stage = per_layer * layers + logits
     activations = first_stage + logits if plan.pp == 1 else max(first_stage, last_stage)
     return MemoryEstimate(weights, grads, optimizer, activations, capacity)
 
@@ -821,9 +876,10 @@ def _memory_changes(plan: RunPlan) -> list[tuple[str, dict[str, Any]]]:
     """Single changes that lower memory per GPU, each still a valid plan."""
     tries: list[tuple[str, dict[str, Any]]] = []
     tries += [(f"ZeRO stage {z}", {"zero": z}) for z in range(plan.zero + 1, 4)]
+    if plan.recompute == "none" and not plan.flash_attention:  # saves nothing under FlashAttention
+        tries.append(("selective recomputation", {"recompute": "selective"}))
     if plan.recompute != "full":
-        tries += [("selective recomputation", {"recompute": "selective"}),
-                  ("full recomputation", {"recompute": "full"})]
+        tries.append(("full recomputation", {"recompute": "full"}))
     if plan.micro_batch > 1:
         tries.append(("micro-batch 1", {"micro_batch": 1}))
     if plan.tp > 1 and not plan.sequence_parallel:
@@ -914,10 +970,18 @@ class Prediction:
         return self.facility_energy_j / carbon.J_PER_KWH
 
 
+def at_clock(dev: Device, clock: float) -> Device:
+    """The device at ``clock`` (a fraction of its full clock, under a power cap): its FLOP
+    rates scale, its memory bandwidth does not (only compute-bound work slows)."""
+    if clock == 1.0:
+        return dev
+    return replace(dev, matmul_flops=dev.matmul_flops * clock, attention_flops=dev.attention_flops * clock)
+
+
 def _step_terms(plan: RunPlan, dev: Device, links: Links) -> tuple[dict[str, float], float]:
-    """Seconds per step of every term (uncapped), and the compute that could hide input reads."""
+    """Seconds per step of every term, and the compute that could hide input reads."""
     m = plan.microbatches
-    layers = plan.n_layers / plan.pp
+    layers = plan.layers_per_stage
     layer = layer_compute_times(plan, dev)
     fwd_layer = layer["gemm_forward"] + layer["attention_forward"] + layer["other"] / 3.0
     attention_backward = ATTENTION_BACKWARD_FACTOR if plan.flash_attention else 2.0
@@ -930,6 +994,8 @@ def _step_terms(plan: RunPlan, dev: Device, links: Links) -> tuple[dict[str, flo
         recompute_mb = fwd_layer * layers
     elif plan.recompute == "selective":
         recompute_mb = layer["attention_forward"] * layers
+    elif plan.recompute == "op":
+        recompute_mb = (0.5 * layer["gemm_forward"] + layer["other"] / 3.0) * layers
     else:
         recompute_mb = 0.0
     tp_mb = tensor_parallel_time(plan, links)
@@ -964,21 +1030,27 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     hw = catalog.hardware(plan.hardware)
     dev = resolve_device(plan, hw)
     links = resolve_links(plan, hw, catalog)
-    terms, busy = _step_terms(plan, dev, links)
+    uncapped, _ = _step_terms(plan, dev, links)
+    uncapped_step = sum(uncapped.values())
     notes: list[str] = []
 
-    uncapped_step = sum(terms.values())
-    compute_bound_share = sum(terms[name] for name in COMPUTE_BOUND_TERMS) / uncapped_step
     clock = 1.0
     tdp = dev.tdp_w
     if plan.power_cap_w is not None:
         if tdp is None:
             raise v.InputError("power_cap_w", f"{hw.name} has no TDP in its preset, so a cap cannot be modelled")
-        clock = float(pw.clock_fraction_for_cap(plan.power_cap_w, tdp, plan.static_fraction,
-                                                plan.min_voltage_fraction))
-        for name in COMPUTE_BOUND_TERMS:
-            terms[name] /= clock
-        busy = busy / clock
+        try:
+            clock = float(pw.clock_fraction_for_cap(plan.power_cap_w, tdp, plan.static_fraction,
+                                                    plan.min_voltage_fraction))
+        except v.InputError as exc:
+            raise v.InputError("power_cap_w", str(exc).split(": ", 1)[-1]) from None
+    terms, busy = _step_terms(plan, at_clock(dev, clock), links)
+    # The share a lower clock slows, as the power model of workbench.power counts it:
+    # t(f) = t(1) x (share / f + 1 - share), measured at the cap (or at half clock uncapped).
+    probe = clock if clock < 1.0 else 0.5
+    probed = terms if clock < 1.0 else _step_terms(plan, at_clock(dev, probe), links)[0]
+    compute_bound_share = min(1.0, max(0.0, (sum(probed.values()) - uncapped_step)
+                                       / (uncapped_step * (1.0 / probe - 1.0))))
     if tdp is None:
         notes.append(f"{hw.name} has no TDP in its preset: energy, CO2e and energy cost are 0")
         power_w = 0.0

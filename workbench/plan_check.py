@@ -34,6 +34,8 @@ GPU_PRESETS: tuple[tuple[str, str], ...] = (
     ("GB300", "gb300"),
     ("GB200", "gb200"),
     ("B200", "b200"),
+    ("TPU v4", "tpu-v4"),
+    ("TPU v5p", "tpu-v5p"),
 )
 #: GB200 and GB300 NVL72 racks join 72 GPUs in one NVLink domain.
 NVL72 = ("GB200", "GB300")
@@ -63,6 +65,8 @@ def _recompute(text: str | None) -> str:
     lowered = (text or "").lower()
     if lowered.startswith("full"):
         return "full"
+    if lowered.startswith("selective") and "sac" in lowered:
+        return "op"  # torchtitan's op-level selective checkpointing
     if lowered.startswith("selective"):
         return "selective"
     return "none"

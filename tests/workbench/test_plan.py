@@ -67,6 +67,10 @@ def test_a_plan_round_trips_through_json_with_its_kind_and_version():
     ({"train_tokens": 10**400}, "train_tokens", "too large"),
     ({"train_tokens": 1e30}, "train_tokens", "<= 1e+18"),
     ({"seq_len": 1 << 30}, "seq_len", "<= 16777216"),
+    ({"n_params": 8e9}, "n_params", "do not match the model shape"),
+    ({"zero": 1.0}, "zero", "ZeRO stage"),
+    ({"vp": 2, "global_batch": 32 * 6}, "vp", "multiple of pp = 4"),
+    ({"checkpoint_interval_s": 600.0}, "checkpoint_write_bw", "both"),
 ])
 def test_bad_plans_name_the_field_and_a_way_out(changes, field, hint):
     with pytest.raises(InputError) as info:
@@ -76,9 +80,9 @@ def test_bad_plans_name_the_field_and_a_way_out(changes, field, hint):
 
 
 def test_the_largest_plans_allowed_still_give_finite_numbers():
-    huge = RunPlan(n_params=1e16, n_layers=10_000, d_model=1_000_000, n_heads=100_000,
+    huge = RunPlan(n_params=1e16, n_layers=2_000, d_model=800_000, n_heads=100_000,
                    seq_len=1 << 24, hardware="b200", n_gpus=1 << 23, global_batch=1 << 30,
-                   train_tokens=1e18, vocab_size=100_000_000, d_ffn=10_000_000, tp=1, pp=1,
+                   train_tokens=1e18, vocab_size=100_000_000, d_ffn=1_000_000, tp=1, pp=1,
                    zero=3)
     p = predict(huge)
     for value in (p.step_time_s, p.tokens_per_s, p.mfu, p.train_time_s, p.co2e_kg, p.total_cost,
@@ -95,8 +99,11 @@ def test_a_precision_the_hardware_lacks_is_refused_with_what_it_has():
 def test_an_unknown_preset_key_is_an_input_error():
     with pytest.raises(InputError, match="no hardware preset 'h900'"):
         predict(llama70b(hardware="h900"))
-    with pytest.raises(InputError, match="no interconnect preset 'nic-9t'"):
+    with pytest.raises(InputError, match="no interconnect preset 'nic-9t'; known: .*nic-400g") as info:
         predict(llama70b(inter_node="nic-9t"))
+    assert info.value.parameter == "inter_node"
+    with pytest.raises(InputError, match="known: h100-sxm"):
+        predict(llama70b(hardware="h900"))
 
 
 # -- the prediction ---------------------------------------------------------------------------
@@ -155,17 +162,27 @@ def test_a_tensor_parallel_group_across_nodes_uses_the_nics():
     assert ratio == pytest.approx(360 / 192, rel=0.05)
 
 
-def test_a_power_cap_slows_only_the_compute_bound_terms():
+def test_a_power_cap_slows_flop_bound_work_and_not_the_network():
     free = predict(llama70b())
     capped = predict(llama70b(power_cap_w=500.0))
-    assert 0 < capped.clock_fraction < 1 and capped.gpu_power_w == pytest.approx(500.0, rel=1e-6)
-    for term in P.TERMS:
-        ratio = capped.breakdown[term] / free.breakdown[term] if free.breakdown[term] else 1.0
-        if term in P.COMPUTE_BOUND_TERMS:
-            assert ratio == pytest.approx(1 / capped.clock_fraction)
-        else:
-            assert ratio == pytest.approx(1.0)
+    f = capped.clock_fraction
+    assert 0 < f < 1 and capped.gpu_power_w == pytest.approx(500.0, rel=1e-6)
+    # FLOP-bound work slows by 1/f at most (memory-bound parts of it do not slow)
+    for term in ("compute", "recompute"):
+        assert free.breakdown[term] < capped.breakdown[term] <= free.breakdown[term] / f * (1 + 1e-12)
+    for term in ("tensor_parallel", "pipeline_p2p", "optimizer"):
+        assert capped.breakdown[term] == pytest.approx(free.breakdown[term])
     assert capped.train_time_s > free.train_time_s
+    # the power model's share reproduces the capped step: t(f) = t(1) (share / f + 1 - share)
+    share = capped.compute_bound_share
+    assert capped.step_time_s == pytest.approx(free.step_time_s * (share / f + 1 - share), rel=1e-9)
+    assert capped.uncapped_tokens_per_s == pytest.approx(free.tokens_per_s)
+
+
+def test_a_cap_below_what_the_gpu_can_hold_names_the_plan_s_field():
+    with pytest.raises(InputError, match="W") as info:
+        predict(llama70b(power_cap_w=50.0))
+    assert info.value.parameter == "power_cap_w"
 
 
 def test_a_cap_on_hardware_without_a_tdp_is_refused():
@@ -211,12 +228,31 @@ def test_activation_memory_follows_korthikanti():
 
 
 def test_training_state_is_sharded_as_zero_says():
-    plan = llama70b(zero=0)
-    shard = 70.6e9 / 32
+    plan = llama70b(zero=0, pp=1, tp=8, global_batch=1024)  # dp = 128
+    shard = 70.6e9 / 8
     m0 = P.memory_per_gpu(plan)
-    assert (m0.weights, m0.gradients, m0.optimizer) == pytest.approx((2 * shard, 2 * shard, 12 * shard))
+    # FP32 main gradients (grad_reduce_precision "fp32") take 4 bytes
+    assert (m0.weights, m0.gradients, m0.optimizer) == pytest.approx((2 * shard, 4 * shard, 12 * shard))
     m3 = P.memory_per_gpu(plan.with_changes(zero=3))
-    assert (m3.weights, m3.gradients, m3.optimizer) == pytest.approx((2 * shard / 32, 2 * shard / 32, 12 * shard / 32))
+    assert (m3.weights, m3.gradients, m3.optimizer) == pytest.approx((2 * shard / 128, 4 * shard / 128, 12 * shard / 128))
+    bf16 = P.memory_per_gpu(plan.with_changes(grad_reduce_precision="bf16"))
+    assert bf16.gradients == pytest.approx(2 * shard)
+
+
+def test_the_busiest_pipeline_stage_holds_its_whole_layers_and_an_embedding():
+    plan = llama70b(pp=3, n_gpus=24 * 32, global_batch=32 * 32)  # 80 layers: 27 on the busiest stage
+    edge = 128256 * 8192
+    assert P.stage_params(plan) == pytest.approx(27 * (70.6e9 - 2 * edge) / 80 + edge)
+    assert P.stage_params(llama70b(pp=1, n_gpus=128, global_batch=1024)) == 70.6e9
+
+
+def test_context_parallel_ranks_share_the_gradient_sync_and_the_sharding():
+    plan = llama70b(tp=8, pp=1, cp=2, n_gpus=256, global_batch=128)  # dp 16, 32 replicas
+    assert plan.replicas == 32
+    one = P.memory_per_gpu(plan)
+    assert one.optimizer == pytest.approx(12 * 70.6e9 / 8 / 32)
+    p = predict(plan.with_changes(cp=8, n_gpus=64, global_batch=1))  # dp 1: only cp reduces
+    assert p.breakdown["data_parallel"] > 0
 
 
 def test_not_fitting_is_an_answer_with_what_would_make_it_fit():
@@ -247,17 +283,21 @@ def plans(draw, **fixed):
     mb = draw(st.sampled_from([1, 2, 4]))
     m = draw(st.sampled_from([1, 2, 4, 8]))
     d = heads * 128
+    d_ffn = draw(st.sampled_from([4 * d, 7 * d // 2]))
+    vocab = draw(st.sampled_from([0, 32000]))
+    gated = d_ffn != 4 * d
+    d_kv = kv * 128
+    n_params = layers * (d * (d + 2 * d_kv) + d * d + (3 if gated else 2) * d * d_ffn + 2 * d) + 2 * vocab * d
     plan = dict(
-        n_params=1.0, n_layers=layers, d_model=d, n_heads=heads, n_kv_heads=kv,
-        d_ffn=draw(st.sampled_from([4 * d, 7 * d // 2])), vocab_size=draw(st.sampled_from([0, 32000])),
+        n_params=float(n_params), n_layers=layers, d_model=d, n_heads=heads, n_kv_heads=kv,
+        d_ffn=d_ffn, vocab_size=vocab,
         seq_len=draw(st.sampled_from([1024, 4096])), hardware=draw(st.sampled_from(["h100-sxm", "a100-sxm-80gb", "b200"])),
         n_gpus=tp * pp * cp * dp, gpus_per_node=draw(st.sampled_from([4, 8])), tp=tp, pp=pp, cp=cp,
         zero=draw(st.sampled_from([0, 1, 2, 3])), sequence_parallel=tp > 1 and draw(st.booleans()),
         global_batch=dp * mb * m, micro_batch=mb, recompute=draw(st.sampled_from(P.RECOMPUTE_MODES)),
         inter_node=draw(st.sampled_from(["nic-200g", "nic-400g"])),
     )
-    shaped = RunPlan(**plan)
-    return shaped.with_changes(n_params=P.shape_params(shaped, gated=plan["d_ffn"] != 4 * d))
+    return RunPlan(**plan)
 
 
 @settings(max_examples=60, deadline=None)

@@ -11,7 +11,8 @@ from workbench.plan import predict
 
 RESULT_FIELDS = (
     "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu", "step_time_s",
-    "derived_tokens_per_s", "derived_step_time_s", "derived_mfu_6n_attn",
+    "derived_tokens_per_s", "derived_step_time_s", "derived_mfu_6n_attn", "tflops_kind",
+    "mfu_flop_formula", "mfu_peak_flops", "notes", "source",
 )
 
 
