@@ -378,6 +378,8 @@ class Chart(pg.PlotWidget):
         #: inside ``replacing_series()``: the previous series' items, reused in drawing order
         self._spare_items: list[pg.PlotDataItem] | None = None
         self._op: tuple[float, float, str] | None = None
+        for side in ("left", "right"):
+            self.getPlotItem().getAxis(side).geometryChanged.connect(self._fit_title)
         self._op_item: pg.PlotDataItem | None = None
         self._op_label: pg.TextItem | None = None
         self._lines: list[tuple[pg.InfiniteLine, float, str, bool, object]] = []
@@ -1005,11 +1007,20 @@ class Chart(pg.PlotWidget):
         font = QFont()
         font.setPointSizeF(size_pt)
         font.setBold(True)
-        width = max(self.width() - 90, 60)  # the axis and margins beside the title's row
+        # the axes and margins beside the title's row: at least 90 px, more when the axes are
+        # wider (presentation fonts widen the left axis past it)
+        plot = self.getPlotItem()
+        beside = max(90.0, plot.getAxis("left").width() + plot.getAxis("right").width() + 24.0)
+        width = max(self.width() - beside, 60)
         return QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideRight, width)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
+        self._fit_title()
+
+    def _fit_title(self, *_args) -> None:
+        """Cut the title again when the room beside it changed (a resize, or an axis grown by
+        presentation fonts or longer tick labels)."""
         shown = getattr(self, "_shown_title", None)
         if shown is not None and self._alive() and self._elided_title(shown[1]) != shown[0]:
             self._apply_title()

@@ -88,13 +88,20 @@ def _add_new(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_cmd_new)
 
 
+def _kinds() -> str:
+    # the scenario kinds workbench knows (the panels' registry needs Qt, which these commands avoid)
+    from workbench.scenarios import SCENARIO_TYPES
+
+    return ", ".join(SCENARIO_TYPES)
+
+
 def _add_list(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "list", help="print the saved scenarios, kind<TAB>name one a line",
         description="Print the saved scenarios of a project, one a line: kind, a tab, the name.",
     )
     parser.add_argument("project", help="the project file")
-    parser.add_argument("--kind", help="only scenarios of this kind (roofline, collective, ...)")
+    parser.add_argument("--kind", help=f"only scenarios of this kind ({_kinds()})")
     parser.set_defaults(handler=_cmd_list)
 
 
@@ -129,8 +136,7 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("project", help="the project file")
     parser.add_argument("--scenario", required=True, metavar="NAME", help="name of the saved scenario")
-    parser.add_argument("--kind", help="the scenario's panel (roofline, collective, allreduce, scaling, power) "
-                                       "when the name is used by several")
+    parser.add_argument("--kind", help=f"the scenario's panel ({_kinds()}) when the name is used by several")
     parser.add_argument("--png", metavar="FILE", help="write the chart as a PNG image")
     parser.add_argument("--width", type=int, default=1920, metavar="PX", help="PNG width in pixels (default 1920)")
     parser.add_argument("--svg", metavar="FILE", help="write the chart as an SVG drawing")

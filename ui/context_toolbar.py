@@ -1,108 +1,47 @@
-"""The shared context toolbar: hardware, GPU count, precision, sparsity, interconnect and the
-training run being planned (model size, tokens).
+"""The context toolbar: the run plan's hardware, GPU count, precision (and the roofline's 2:4
+sparsity), its links inside and between nodes, model size and training tokens.
 
-The context is a :class:`workbench.context.RunContext` held by :class:`ContextModel`; every
-toolbar edit is one undo command on the window's stack, labelled by
-``describe_context_change`` ("Change GPU count to 512"). Consecutive GPU-count edits merge
-into one step, like field edits in a panel. The window listens to ``ContextModel.changed``
-and hands the new context to every panel.
+Every toolbar edit is one plan edit on the window's undo stack (``ui.document.Document``),
+labelled "Change GPU count to 512"; consecutive edits of one field merge into one step, like
+field edits in a panel. The rules (a device keeps its precision or falls back, a GPU count
+keeps each replica's batch) are ``workbench.workspace.edit_plan``'s.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSize, Qt, Signal
-from PySide6.QtGui import QUndoCommand, QUndoStack
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSizePolicy, QToolBar, QWidget
 
 import presets
 from ui.widgets.quantity_edit import IntField, QuantityField
-from workbench._validate import InputError
-from workbench.context import RunContext, describe_context_change
+from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS
-
-#: id() of mergeable context edits (distinct from scenario edits).
-CONTEXT_EDIT_ID = 0x4358  # "CX"
 
 
 class ContextModel(QObject):
-    """Holds the shared :class:`RunContext`; ``changed`` fires with every new value."""
+    """The shared context as earlier releases saw it (hardware, GPUs, precision, sparsity,
+    link, model size, tokens), now a view of the document's run plan: reading it reads the
+    plan, editing it edits the plan (one undo step, by :meth:`ui.document.Document.edit_plan`).
+    ``changed`` fires with the new context after every plan change."""
 
     changed = Signal(object)
 
-    def __init__(self, context: RunContext | None = None, parent: QObject | None = None):
+    def __init__(self, document, parent: QObject | None = None):
         super().__init__(parent)
-        self._context = context if context is not None else RunContext()
-        self._stack: QUndoStack | None = None
-        #: names shown in undo labels for preset keys ("h100-sxm" -> "NVIDIA H100 SXM")
-        self.hardware_name = lambda key: key
-        self.interconnect_name = lambda key: key
-
-    def describe(self, old: RunContext, new: RunContext) -> str:
-        """The undo label: describe_context_change, with preset names instead of keys."""
-        text = describe_context_change(old, new)
-        if old.hardware != new.hardware and text == f"Change hardware to {new.hardware}":
-            return f"Change hardware to {self.hardware_name(new.hardware)}"
-        if old.interconnect != new.interconnect and text == f"Change interconnect to {new.interconnect}":
-            return f"Change interconnect to {self.interconnect_name(new.interconnect) or 'none'}"
-        return text
+        self.document = document
+        document.planChanged.connect(lambda _plan: self.changed.emit(self.context()))
 
     def context(self) -> RunContext:
-        return self._context
+        return self.document.context()
 
     def set_context(self, context: RunContext) -> None:
-        """Replace the context without an undo step (undo/redo, opening a project)."""
-        if context == self._context:
-            return
-        self._context = context
-        self.changed.emit(context)
-
-    def set_undo_stack(self, stack: QUndoStack | None) -> None:
-        self._stack = stack
+        """Take ``context`` into the plan without an undo step."""
+        self.document.set_context(context)
 
     def edit(self, **changes) -> bool:
-        """Change context fields as one undoable step. Raises ``ValueError`` for bad values
-        (nothing is pushed). Returns whether anything changed."""
-        new = self._context.with_changes(**changes)
-        if new == self._context:
-            return False
-        command = ContextCommand(self, self._context, new)
-        if self._stack is None:
-            command.redo()
-        else:
-            self._stack.push(command)
-        return True
-
-
-class ContextCommand(QUndoCommand):
-    """Replace the shared context ``old`` by ``new``; GPU-count edits merge into one step."""
-
-    def __init__(self, model: ContextModel, old: RunContext, new: RunContext):
-        super().__init__(model.describe(old, new))
-        self.model = model
-        self.old = old
-        self.new = new
-        changed = [k for k, v in old.to_dict().items() if new.to_dict()[k] != v]
-        self.field = changed[0] if changed == ["n_gpus"] else None
-
-    def redo(self) -> None:
-        self.model.set_context(self.new)
-
-    def undo(self) -> None:
-        self.model.set_context(self.old)
-
-    def id(self) -> int:
-        return CONTEXT_EDIT_ID if self.field is not None else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt naming
-        if not isinstance(other, ContextCommand) or other.model is not self.model:
-            return False
-        if other.field is None or other.field != self.field:
-            return False
-        self.new = other.new
-        self.setText(self.model.describe(self.old, self.new))
-        if self.new == self.old:
-            self.setObsolete(True)
-        return True
+        """Change context fields (plan fields too) as one undoable step. Raises ``ValueError``
+        for bad values (nothing is pushed). Returns whether anything changed."""
+        return self.document.edit_plan(**changes)
 
 
 class _ToolbarField(QuantityField):
@@ -168,17 +107,26 @@ class ContextToolbar(QToolBar):
         self.sparse_check.setObjectName("context.sparse")
         self.sparse_check.toggled.connect(lambda on: None if self._syncing else self._edit(sparse=bool(on)))
 
+        links = presets.load_interconnects()
         self.interconnect_combo = QComboBox(self)
         self.interconnect_combo.setObjectName("context.interconnect")
         self.interconnect_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.interconnect_combo.setToolTip("GPU-to-GPU link used by the collective and all-reduce panels")
-        self.interconnect_combo.addItem("None", "")
-        for link in presets.load_interconnects():
-            self.interconnect_combo.addItem(link.name, link.key)
-            self.interconnect_combo.setItemData(self.interconnect_combo.count() - 1,
-                                                f"{link.name}\n{link.source}", Qt.ItemDataRole.ToolTipRole)
+        self.interconnect_combo.setToolTip("Link between the GPUs of one node (tensor parallelism, and data "
+                                           "parallelism inside a node)")
+        self.interconnect_combo.addItem("GPU's own link", None)
+        self.network_combo = QComboBox(self)
+        self.network_combo.setObjectName("context.network")
+        self.network_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.network_combo.setToolTip("Each GPU's network card between nodes (data and pipeline parallelism "
+                                      "across nodes)")
+        for link in links:
+            combo = self.network_combo if link.key.startswith("nic") else self.interconnect_combo
+            combo.addItem(link.name, link.key)
+            combo.setItemData(combo.count() - 1, f"{link.name}\n{link.source}", Qt.ItemDataRole.ToolTipRole)
         self.interconnect_combo.activated.connect(
-            lambda i: self._edit(interconnect=self.interconnect_combo.itemData(i)))
+            lambda i: self._edit(intra_node=self.interconnect_combo.itemData(i)))
+        self.network_combo.activated.connect(
+            lambda i: self._edit(inter_node=self.network_combo.itemData(i)))
 
         self.model_field = _ToolbarField("", self, label="Model size", minimum=1, min_inclusive=True)
         self.model_field.setObjectName("context.model_params")
@@ -199,7 +147,8 @@ class ContextToolbar(QToolBar):
         self._add("GPUs", self.gpu_field)
         self._add("Precision", self.precision_combo)
         self.addWidget(self.sparse_check)
-        self._add("Interconnect", self.interconnect_combo)
+        self._add("Node link", self.interconnect_combo)
+        self._add("Network", self.network_combo)
         self.addSeparator()
         self._add("Model", self.model_field)
         self._add("Tokens", self.tokens_field)
@@ -207,9 +156,8 @@ class ContextToolbar(QToolBar):
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.addWidget(spacer)
 
-        model.hardware_name = catalog.name
-        links = {link.key: link.name for link in presets.load_interconnects()}
-        model.interconnect_name = lambda key: links.get(key, key)
+        names = {link.key: link.name for link in links}
+        model.document.interconnect_name = lambda key: names.get(key, key)
         catalog.changed.connect(self._fill_hardware)
         model.changed.connect(self.sync)
         self._fill_hardware()
@@ -260,11 +208,13 @@ class ContextToolbar(QToolBar):
             self.sparse_check.setToolTip(
                 "Use the 2:4 structured-sparsity peak rate" if can_sparse
                 else "This preset has no sparse rate at this precision")
-            index = self.interconnect_combo.findData(ctx.interconnect)
-            if index < 0:
-                self.interconnect_combo.addItem(ctx.interconnect, ctx.interconnect)
-                index = self.interconnect_combo.count() - 1
-            self.interconnect_combo.setCurrentIndex(index)
+            plan = self.model.document.plan()
+            for combo, key in ((self.interconnect_combo, plan.intra_node), (self.network_combo, plan.inter_node)):
+                index = combo.findData(key)
+                if index < 0:
+                    combo.addItem(str(key), key)
+                    index = combo.count() - 1
+                combo.setCurrentIndex(index)
             self.gpu_field.setValue(ctx.n_gpus)
             self.model_field.setValue(ctx.model_params)
             self.tokens_field.setValue(ctx.train_tokens)
@@ -279,29 +229,10 @@ class ContextToolbar(QToolBar):
         self._edit(hardware=key)
 
     def apply(self, **changes) -> bool:
-        """Change the shared context (one undo step), as typing in the toolbar does; a panel's
-        edit of a context field comes here too. Returns whether the context changed; raises
-        ``ValueError`` with what to fix.
-
-        The context stays one the presets can show: a new device keeps the precision when it
-        has it, else takes its best default, and drops 2:4 sparsity it has no rate for; a
-        precision or sparsity asked for that the device lacks is refused."""
-        ctx = self.model.context()
-        key = changes.get("hardware", ctx.hardware)
-        hw = self.catalog.get(key) if key in self.catalog else None
-        if hw is not None:
-            precision = changes.get("precision", ctx.precision)
-            if precision not in hw.precisions:
-                if "precision" in changes:
-                    have = ", ".join(PRECISION_LABELS.get(p, p) for p in hw.precisions)
-                    raise InputError("precision", f"{hw.name} has no {PRECISION_LABELS.get(precision, precision)} "
-                                                  f"rate; it has {have}")
-                changes["precision"] = precision = "bf16" if "bf16" in hw.precisions else hw.precisions[-1]
-            if changes.get("sparse", ctx.sparse) and not hw.supports_sparsity(precision):
-                if changes.get("sparse"):
-                    raise InputError("sparse", f"{hw.name} has no 2:4 sparse rate at "
-                                               f"{PRECISION_LABELS.get(precision, precision)}")
-                changes["sparse"] = False
+        """Change the run plan (one undo step), as typing in the toolbar does; a panel's edit of
+        a plan field comes here too. Returns whether the plan changed; raises ``ValueError``
+        with what to fix (``ui.document.Document.planned`` and ``workbench.workspace.edit_plan``
+        hold the rules)."""
         return self.model.edit(**changes)
 
     def _edit(self, **changes) -> None:

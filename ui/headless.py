@@ -108,9 +108,9 @@ def _render(project, scenario, request: ExportRequest, outputs: list[tuple[str, 
     from ui import theme
     from ui.catalog import HardwareCatalog
     from ui.export import ExportError
-    from ui.panels import PANEL_BY_KIND
+    from ui.panels import panel_by_kind
 
-    cls = PANEL_BY_KIND.get(scenario.kind)
+    cls = panel_by_kind().get(scenario.kind)
     if cls is None:
         raise HeadlessError(f"{request.project}: no panel shows scenarios of kind '{scenario.kind}'")
     from PySide6.QtWidgets import QApplication

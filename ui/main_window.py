@@ -1,12 +1,12 @@
-"""The main window: docked panels around a shared context, the project workflow, undo, export.
+"""The main window: docked panels around one run plan, the project workflow, undo, export.
 
 ::
 
     +--------------------------------------------------------------------------------+
     | File  Edit  View  Export  Hardware  Help                                       |
-    | Hardware [H100 SXM v]  GPUs [512]  Precision [BF16 v] [ ] sparse  ...          |  context toolbar
+    | Hardware [H100 SXM v]  GPUs [512]  Precision [BF16 v] [ ] sparse  ...          |  plan toolbar
     +-----------+--------------------------------------------------------------------+
-    | Scenarios | [Roofline] [Collectives] [All-reduce] [Scaling and MFU] [Power]    |  tabbed docks
+    | Scenarios | [Run plan] [Roofline] [Collectives] [All-reduce] [Scaling] [Power] |  tabbed docks
     | browser   |                                                                    |
     |           |                     the active panel                               |
     +-----------+--------------------------------------------------------------------+
@@ -14,14 +14,14 @@
     +--------------------------------------------------------------------------------+
 
 State lives in three places, never mixed: the document (saved scenarios, presets and the
-workspace: context and panel scenarios) in the project file; per-user UI state (geometry,
+workspace: the run plan and the panels' scenarios, held by ``ui.document.Document``) in the
+project file; per-user UI state (geometry,
 layout, recent files, theme) in QSettings; edits in one window-level QUndoStack whose clean
 state, together with ``project.dirty``, drives the title's ``[*]`` marker.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 from pathlib import Path
@@ -63,22 +63,21 @@ from ui import theme as th
 from ui.catalog import HardwareCatalog
 from ui.commands import push_scenario_edit
 from ui.context_toolbar import ContextModel, ContextToolbar
-from ui.panels import PANEL_CLASSES
+from ui.document import Document
+from ui.panels import PANELS
 from ui.preset_manager import PresetManagerDialog
+from ui.run_summary import summary_line
 from ui.scenario_browser import ScenarioBrowser
-from workbench.context import RunContext
-from workbench.hardware import PRECISION_LABELS
-from workbench.scenarios import SCENARIO_TYPES, scenario_from_dict, scenario_from_json
+from workbench.scenarios import scenario_from_json
 
 log = logging.getLogger(__name__)
 
 APP_NAME = "Scaling Workbench"
 #: Bump when the set of docks changes: Qt then ignores a stale saved layout by itself.
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 MAX_RECENT = 8
 RECOVERY_INTERVAL_MS = 3 * 60 * 1000
 WORKSPACE_KEY = "workspace"
-WORKSPACE_VERSION = 1
 BROWSER_WIDTH = 330
 SCENARIO_SUFFIXES = (".swbscenario", ".json")
 
@@ -131,11 +130,11 @@ class MainWindow(QMainWindow):
         self.project: Project | None = None
         self.undo_stack = QUndoStack(self)
         self.catalog = HardwareCatalog(None, self)
-        self.context_model = ContextModel(RunContext(), self)
-        self.context_model.set_undo_stack(self.undo_stack)
+        self.document = Document(self.catalog, self.undo_stack, self)
+        self.context_model = ContextModel(self.document, self)
         self.panels: dict[str, Any] = {}
         self.docks: dict[str, QDockWidget] = {}
-        self._active_kind = PANEL_CLASSES[0].kind
+        self._active_kind = PANELS[0].kind
         self._layout_restored = False
         self._presentation: PresentationWindow | None = None
         self._presentation_state: tuple[str, QByteArray, QWidget] | None = None
@@ -155,7 +154,7 @@ class MainWindow(QMainWindow):
         self._catch_file_drops()
         self.undo_stack.cleanChanged.connect(self._update_modified)
         self.undo_stack.indexChanged.connect(self._update_modified)
-        self.context_model.changed.connect(self._on_context_changed)
+        self.document.planChanged.connect(self._update_run_summary)
         QApplication.instance().focusChanged.connect(self._on_focus_changed)
 
         self.recovery_timer = QTimer(self)
@@ -168,7 +167,7 @@ class MainWindow(QMainWindow):
         if project is not None:
             self.set_project(project)
         else:
-            self._apply_context_to_panels(self.context_model.context())
+            self.document.restore(None, self._defaults())
             self._update_title()
 
     # =========================================================================================
@@ -181,8 +180,8 @@ class MainWindow(QMainWindow):
         self.context_toolbar.messageChanged.connect(self._show_field_message)
 
     def _build_panels(self) -> None:
-        for index, cls in enumerate(PANEL_CLASSES):
-            panel = cls(self.catalog, None, undo_stack=self.undo_stack)
+        for index, record in enumerate(PANELS):
+            panel = record.view(self.catalog, None, undo_stack=self.undo_stack)
             panel.set_undo_stack(self.undo_stack)
             kind = panel.kind
             dock = QDockWidget(panel.title, self)
@@ -198,11 +197,9 @@ class MainWindow(QMainWindow):
             panel.saveRequested.connect(lambda kind=kind: self.save_panel_scenario(kind))
             panel.compareRequested.connect(lambda kind=kind: self.compare_in_panel(kind))
             panel.exportRequested.connect(lambda fmt, kind=kind: self.export_interactive(fmt, kind))
-            panel.scenarioChanged.connect(lambda _s, kind=kind: self._on_scenario_changed(kind))
-            if hasattr(panel, "overrideContextChanged"):
-                panel.overrideContextChanged.connect(lambda _on: self._update_run_summary())
-            # the panel's GPU, GPU count, model size ... fields edit the shared context
-            panel.context_sink = lambda changes: self.context_toolbar.apply(**changes)
+            # the panel's GPU, GPU count, model size ... fields edit the run plan
+            panel.context_sink = lambda changes: self.document.edit_plan(**changes)
+            self.document.attach(panel)
             self.panels[kind] = panel
             self.docks[kind] = dock
 
@@ -295,9 +292,9 @@ class MainWindow(QMainWindow):
         self.action_presentation.setCheckable(True)
         self.action_reset_layout = self._action("&Reset Layout", self.reset_layout, None, "action.resetLayout")
         self.raise_actions = []
-        for i, cls in enumerate(PANEL_CLASSES):
-            action = self._action(f"Show {cls.title}", lambda kind=cls.kind: self.raise_panel(kind),
-                                  f"Ctrl+{i + 1}", f"action.raise.{cls.kind}")
+        for i, record in enumerate(PANELS[:9]):
+            action = self._action(f"Show {record.title}", lambda kind=record.kind: self.raise_panel(kind),
+                                  f"Ctrl+{i + 1}", f"action.raise.{record.kind}")
             self.raise_actions.append(action)
 
         self.theme_group = QActionGroup(self)
@@ -390,7 +387,7 @@ class MainWindow(QMainWindow):
         self.history_dock.setFloating(False)
         self.splitDockWidget(self.browser_dock, self.history_dock, Qt.Orientation.Vertical)
         self.history_dock.hide()
-        self._active_kind = PANEL_CLASSES[0].kind
+        self._active_kind = PANELS[0].kind
         self._fit_browser()
 
     # =========================================================================================
@@ -415,7 +412,7 @@ class MainWindow(QMainWindow):
         return restored
 
     def _fit_browser(self) -> None:
-        first = self.docks[PANEL_CLASSES[0].kind]
+        first = self.docks[PANELS[0].kind]
         # a sixth of a laptop's 1366 px, BROWSER_WIDTH on a wide screen: the charts get the rest
         browser = max(self.browser_dock.minimumWidth(), min(BROWSER_WIDTH, int(self.width() * 0.17)))
         rest = max(400, self.width() - browser)
@@ -471,28 +468,6 @@ class MainWindow(QMainWindow):
                     return
             widget = widget.parentWidget()
 
-    def _apply_context_to_panels(self, ctx: RunContext, only: list[str] | None = None) -> None:
-        for kind, panel in self.panels.items():
-            if only is not None and kind not in only:
-                continue
-            # A panel adapts to the context without adding undo steps of its own: the
-            # context command is the one step. Anything it pushes goes to its private stack.
-            panel.set_undo_stack(None)
-            try:
-                panel.apply_context(ctx)
-            except Exception:  # noqa: BLE001 - one panel's bug must not stop the others
-                log.exception("panel %s failed to apply the context", panel.kind)
-            finally:
-                panel.set_undo_stack(self.undo_stack)
-        self._update_run_summary()
-
-    def _on_context_changed(self, ctx: RunContext) -> None:
-        self._apply_context_to_panels(ctx)
-
-    def _on_scenario_changed(self, kind: str) -> None:
-        if kind == "power":
-            self._update_run_summary()
-
     def _show_field_message(self, message: str) -> None:
         if message:
             self.statusBar().showMessage(message)
@@ -502,87 +477,20 @@ class MainWindow(QMainWindow):
     # =========================================================================================
     # run summary (status bar)
     # =========================================================================================
+    def prediction(self):
+        """The run plan's prediction (``workbench.plan.Prediction``), None when it cannot be made."""
+        return self.document.prediction()
+
     def run_summary(self):
-        """The planned run's summary from ``workbench.carbon`` (None when it cannot be computed)."""
-        plan = self.run_plan()
-        return plan.summary if plan is not None else None
+        """The planned run's prediction (days, GPU-hours, energy, CO2e, cost), or None."""
+        return self.document.prediction()
 
-    def run_plan(self):
-        """The planned run (``workbench.carbon.PlannedRun``) of the shared context, or None."""
-        from workbench import carbon
-
-        ctx = self.context_model.context()
-        power = self.panels.get("power")
-        scenario = power.scenario() if power is not None else None
-        hw = self.catalog.get(ctx.hardware) if ctx.hardware in self.catalog else None
-        self._summary_problem = ""
-        if scenario is None or hw is None or hw.tdp_w is None:
-            return None
-        try:
-            # the run in the shared context (hardware, GPUs, model, tokens, precision), with the
-            # power panel's MFU or measured throughput, cap, facility and prices
-            scenario = scenario.with_changes(n_params=ctx.model_params, precision=ctx.precision)
-            peak = carbon.plan_peak_flops(scenario, hw)
-            return carbon.plan_for_scenario(scenario, hw.tdp_w, peak_flops=peak, n_gpus=ctx.n_gpus,
-                                            train_tokens=ctx.train_tokens)
-        except (ValueError, TypeError, AttributeError) as exc:
-            log.debug("no run summary: %s", exc)
-            self._summary_problem = str(exc)
-            return None
-
-    def _update_run_summary(self) -> None:
-        from workbench import units
-
-        plan = self.run_plan()
-        summary = plan.summary if plan is not None else None
-        ctx = self.context_model.context()
-        hw_name = self.catalog.name(ctx.hardware)
-        if summary is None:
-            self.summary_label.setText(f"<b>{ctx.n_gpus:,} × {hw_name}</b> &nbsp; run summary unavailable")
-            problem = html.escape(getattr(self, "_summary_problem", ""))
-            self.summary_label.setToolTip("Set a hardware preset with a TDP and a power scenario to see the "
-                                          "energy, emissions and cost of the planned run."
-                                          + (f"<br>Now: {problem}" if problem else ""))
-            return
-        power = self.panels["power"].scenario()
-        hw = self.catalog.get(ctx.hardware)
-        currency = getattr(power, "currency", "USD")
-
-        def fmt(value: float, unit: str) -> str:
-            try:
-                return units.format_quantity(value, unit, digits=3)
-            except ValueError:
-                return f"{value:.3g} {unit}"
-
-        if power.throughput_mfu is not None:
-            throughput_basis = (f"({power.throughput_mfu:.0%} MFU of {fmt(hw.peak_flops(ctx.precision), 'FLOP/s')} "
-                                f"{PRECISION_LABELS[ctx.precision]}, a {fmt(ctx.model_params, '')}-parameter model: "
-                                f"6N FLOPs per token{', capped' if power.power_cap_w else ''})")
-        else:
-            throughput_basis = "(measured, from the Power and carbon panel" + (", capped)" if power.power_cap_w else ")")
-        days = summary.duration_s / 86400.0
-        energy_mwh = summary.facility_energy_kwh / 1000.0
-        co2_t = summary.co2e_kg / 1000.0
-        parts = [
-            f"<b>{ctx.n_gpus:,} × {hw_name}</b>",
-            f"{days:,.1f} days",
-            f"{summary.gpu_hours:,.0f} GPU-h",
-            f"{energy_mwh:,.1f} MWh",
-            f"{co2_t:,.1f} t CO₂e",
-            f"{summary.total_cost:,.0f} {currency}",
-        ]
-        self.summary_label.setText(" &nbsp;│&nbsp; ".join(parts))
-        self.summary_label.setToolTip(
-            "<b>Planned run</b> (shared context, assumptions from the Power and carbon panel)<br>"
-            f"Tokens: {fmt(ctx.train_tokens, '')} at {fmt(float(plan.performance.tokens_per_s), '')} tokens/s per GPU "
-            f"{throughput_basis}<br>"
-            f"GPU power: {fmt(power.power_cap_w, 'W') + ' (cap)' if power.power_cap_w else 'TDP'}"
-            f", host overhead {fmt(power.host_overhead_w_per_gpu, 'W')} per GPU<br>"
-            f"PUE {power.pue:g}; grid {power.grid_g_per_kwh:g} g CO₂e/kWh ({power.region})<br>"
-            f"Prices: {power.energy_price_per_kwh:g} {currency}/kWh, {power.gpu_hour_price:g} {currency}/GPU-hour<br>"
-            f"Facility energy {summary.facility_energy_kwh:,.0f} kWh; "
-            f"energy cost {summary.energy_cost:,.0f}, compute cost {summary.compute_cost:,.0f} {currency}"
-        )
+    def _update_run_summary(self, *_args) -> None:
+        plan = self.document.plan()
+        text, tip = summary_line(self.document.prediction(), plan, self.catalog.name(plan.hardware),
+                                 self.document.prediction_problem())
+        self.summary_label.setText(text)
+        self.summary_label.setToolTip(tip)
 
     # =========================================================================================
     # project life cycle
@@ -719,66 +627,18 @@ class MainWindow(QMainWindow):
         return True
 
     def workspace_json(self) -> str:
-        return json.dumps({
-            "version": WORKSPACE_VERSION,
-            "context": self.context_model.context().to_dict(),
-            "panels": {kind: panel.scenario().to_dict() for kind, panel in self.panels.items()
-                       if panel.scenario() is not None},
-            "overrides": {kind: bool(panel.override_context()) for kind, panel in self.panels.items()},
-            "active": self._active_kind,
-        }, sort_keys=True)
+        return self.document.workspace_json(self._active_kind)
+
+    def _defaults(self) -> dict[str, Any]:
+        return {record.kind: record.default() for record in PANELS}
 
     def restore_workspace(self) -> str:
-        """Put the project's saved workspace (context, panel scenarios) back; defaults when
+        """Put the project's saved workspace (run plan, panel scenarios) back; defaults when
         there is none. Returns a message for the status bar when something was not restored."""
         text = self.project.get_meta(WORKSPACE_KEY) if self.project is not None else None
-        context = RunContext()
-        scenarios: dict[str, Any] = {}
-        overrides: dict[str, bool] = {}
-        problems: list[str] = []
-        active = None
-        if text:
-            try:
-                data = json.loads(text)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                version = data.get("version", 1)
-                if not isinstance(version, int) or version > WORKSPACE_VERSION:
-                    raise ValueError(f"written by a newer version (workspace {version})")
-                context = RunContext.from_dict(data.get("context") or {})
-                for kind, raw in (data.get("panels") or {}).items():
-                    if kind not in self.panels:
-                        continue
-                    try:
-                        scenarios[kind] = scenario_from_dict(raw)
-                    except (ValueError, TypeError, KeyError) as exc:
-                        problems.append(f"{kind}: {exc}")
-                overrides = {k: bool(v) for k, v in (data.get("overrides") or {}).items() if k in self.panels}
-                active = data.get("active")
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                context, scenarios, overrides, problems = RunContext(), {}, {}, []
-                problems.append(f"the saved workspace was not restored ({exc}); showing defaults")
-        self.context_model.set_context(context)
-        self.context_toolbar.sync(context)
-        for kind, panel in self.panels.items():
-            panel.set_override_context(overrides.get(kind, False))
-            clear = getattr(panel, "clear_comparison", None)
-            if callable(clear):
-                clear()
-        self._apply_context_to_panels(context)  # every panel knows the context
-        defaults = []
-        for kind, panel in self.panels.items():
-            scenario = scenarios.get(kind)
-            if scenario is None and kind in SCENARIO_TYPES:
-                scenario = SCENARIO_TYPES[kind]()
-                defaults.append(kind)
-            if scenario is not None and scenario != panel.scenario():
-                panel.set_scenario(scenario)
-        # A saved panel shows its scenario as it was; a panel starting from defaults takes the
-        # context on top (a new project's all-reduce panel showed "Custom" beside the
-        # context's NVLink 4).
-        self._apply_context_to_panels(context, only=defaults)
-        if isinstance(active, str) and active in self.docks:
+        active, problems = self.document.restore(text, self._defaults())
+        self.context_toolbar.sync()
+        if active in self.docks:
             self.docks[active].raise_()
             self._active_kind = active
         self._update_run_summary()
@@ -913,7 +773,13 @@ class MainWindow(QMainWindow):
         if panel is None:
             dialogs.show_message(self, "Cannot open the scenario", f"No panel shows {scenario.kind!r} scenarios")
             return False
-        push_scenario_edit(self.undo_stack, panel, scenario, label, mergeable=False)
+        if not getattr(panel, "saves_scenario", True):
+            self.document.replace_plan(scenario, label)  # a saved run plan becomes the plan
+        else:
+            # the opened scenario stays as saved (Local override) until the user follows the
+            # plan again or makes it the plan: the panel's banner offers both
+            panel.set_override_context(True, follow=False)
+            push_scenario_edit(self.undo_stack, panel, scenario, label, mergeable=False)
         self.raise_panel(scenario.kind)
         self.statusBar().showMessage(label, 5000)
         return True

@@ -38,9 +38,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QFrame,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
+    QPushButton,
     QScrollArea,
     QSizePolicy,
     QSplitter,
@@ -296,6 +298,7 @@ class PanelBase(QWidget):
         self._bindings: dict[str, tuple[QWidget, str]] = {}
         self._override_context = False
         self._context: Any = None
+        self._view: Any = None  # the workbench.workspace.PlanView last followed
         self._syncing = False
         self._explain_box = None
         self._build()
@@ -395,10 +398,34 @@ class PanelBase(QWidget):
         self.splitter.splitterMoved.connect(self._form_width_chosen)
         self._form_user_sized = False
 
+        # "differs from the plan" line: what this panel shows is not the plan's, and the way back
+        self.plan_banner = QFrame(self)
+        self.plan_banner.setObjectName("planBanner")
+        banner = QHBoxLayout(self.plan_banner)
+        banner.setContentsMargins(8, 3, 8, 3)
+        self.plan_banner_label = QLabel(self.plan_banner)
+        self.plan_banner_label.setObjectName("planBannerText")
+        self.plan_banner_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.plan_banner_label.setWordWrap(True)
+        self.follow_button = QPushButton("Follow the plan", self.plan_banner)
+        self.follow_button.setObjectName("followPlanButton")
+        self.follow_button.setToolTip("Drop this panel's own inputs and show the run plan's")
+        self.follow_button.clicked.connect(self.return_to_plan)
+        self.adopt_button = QPushButton("Make this the plan", self.plan_banner)
+        self.adopt_button.setObjectName("adoptPlanButton")
+        self.adopt_button.setToolTip("Put this panel's hardware, GPUs, model and run into the run plan, "
+                                     "so every panel shows them (one undo step)")
+        self.adopt_button.clicked.connect(self.adopt_as_plan)
+        banner.addWidget(self.plan_banner_label, 1)
+        banner.addWidget(self.adopt_button)
+        banner.addWidget(self.follow_button)
+        self.plan_banner.setVisible(False)
+
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         outer.addWidget(self.toolbar)
+        outer.addWidget(self.plan_banner)
         outer.addWidget(self.splitter, 1)
 
     def _form_width_chosen(self, *_args) -> None:
@@ -511,8 +538,14 @@ class PanelBase(QWidget):
     def _field_edited(self, name: str, value: Any) -> None:
         if self._syncing:
             return
+        if name in self.PLAN_DERIVED_FIELDS and self.follows_plan():
+            # a number the plan computes: typing one of one's own makes this panel local
+            self.set_override_context(True)
+            label = self._label_for(name, None).split(" (", 1)[0]
+            self._override_note = f"Local override: {label} comes from the run plan; this panel now keeps its own."
         if not self.edit_context(name, value, self.CONTEXT_FIELDS.get(name)):
             self.edit(**{name: value})
+        self._update_plan_banner()
 
     def edit_context(self, name: str, value: Any, source: str | None) -> bool:
         """Send an edit of field ``name`` to the shared context field ``source`` when the panel
@@ -631,45 +664,136 @@ class PanelBase(QWidget):
         self.status.setVisible(False)
         self.status.clear()
 
-    # -- shared context -------------------------------------------------------------------------
+    # -- the run plan ---------------------------------------------------------------------------
     def override_context(self) -> bool:
         return self._override_context
 
-    def set_override_context(self, on: bool) -> None:
-        """With a local override the panel ignores the shared context."""
+    def set_override_context(self, on: bool, follow: bool = True) -> None:
+        """With a local override the panel keeps its own inputs instead of the run plan's;
+        turning it off (``follow``) shows the plan's again."""
         on = bool(on)
         if on == self._override_context:
             return
         self._override_context = on
         if self.action_override.isChecked() != on:
             self.action_override.setChecked(on)
+        if not on:
+            self._override_note = ""
         self.overrideContextChanged.emit(on)
-        if not on and self._context is not None:
-            self.context_changed(self._context)
+        if not on and follow and self._view is not None:
+            self.follow_plan(self._view)
+        self._update_plan_banner()
 
-    #: scenario field -> shared context field, for the fields that mirror the context one to
-    #: one: the panel takes them from the context, and (with a ``context_sink``, as in the
-    #: window) an edit of one of them in the form changes the context, unless Local override
-    #: is on. Fields the panel adapts (clamped, derived) are left to ``context_changed``.
+    #: scenario field -> run-plan field, for the fields that are the plan's: the panel takes
+    #: them from the plan, and (with a ``context_sink``, as in the window) an edit of one of
+    #: them in the form changes the plan, unless Local override is on.
     CONTEXT_FIELDS: ClassVar[dict[str, str]] = {}
-    #: set by the window: applies {context field: value} as an undoable context edit, returns
-    #: whether the context changed (raises ValueError with what to fix)
+    #: fields the plan computes for this panel (a throughput, a rank count): typing one makes
+    #: the panel local (Local override) instead of changing the plan
+    PLAN_DERIVED_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    #: set by the window: applies {plan field: value} as one undoable plan edit, returns
+    #: whether the plan changed (raises ValueError with what to fix)
     context_sink: Callable[[dict[str, Any]], bool] | None = None
+    _override_note = ""
+
+    def follows_plan(self) -> bool:
+        """In a window, without Local override: this panel shows the run plan's numbers."""
+        return self.context_sink is not None and not self._override_context
+
+    def follow_plan(self, view: Any) -> bool:
+        """Receive the run plan (a :class:`workbench.workspace.PlanView`): the scenario follows
+        it as ``workbench.workspace.follow_plan`` says, unless Local override is on. No undo
+        step: the plan's edit is the step. Returns whether the scenario followed."""
+        from workbench.workspace import context_of, follow_plan
+
+        self._view = view
+        self._context = context_of(view.plan, view.sparse)
+        if self._override_context or self._scenario is None:
+            self._update_plan_banner()
+            return False
+        new = follow_plan(self.kind, self._scenario, view)
+        if new is not self._scenario and new != self._scenario:
+            self.set_scenario(new)
+        else:
+            self.plan_followed()
+        self._update_plan_banner()
+        return True
+
+    def plan_followed(self) -> None:
+        """The plan changed but this panel's scenario did not: redraw what shows plan numbers."""
 
     def apply_context(self, ctx: Any) -> bool:
-        """Receive the shared context (hardware, GPU count, precision, ...). Ignored while the
-        panel has a local override; returns whether it was applied."""
-        self._context = ctx
+        """Receive a shared context of earlier releases (hardware, GPU count, precision ...):
+        the panel follows the plan it describes. Ignored while the panel has a local override;
+        returns whether it was applied."""
+        from ui.document import PresetCatalog
+        from workbench import plan as plan_model
+        from workbench.workspace import PlanView, plan_from_context
+
+        plan, _ = plan_from_context(ctx)
+        catalog = getattr(self, "catalog", None)
+        lookup = PresetCatalog(catalog) if catalog is not None else None
+        hardware = catalog.get(plan.hardware) if catalog is not None and plan.hardware in catalog else None
+        try:
+            prediction = plan_model.predict(plan, lookup)
+        except (ValueError, ArithmeticError):
+            prediction = None
+        view = PlanView(plan=plan, sparse=ctx.sparse, hardware=hardware, prediction=prediction,
+                        has_hardware=(lambda key: key in catalog) if catalog is not None else (lambda _k: True))
         if self._override_context:
+            self._view = view
+            self._context = ctx
             return False
-        self.context_changed(ctx)
+        self.follow_plan(view)
+        self._context = ctx
         return True
 
     def context(self) -> Any:
+        """The plan as the shared context of earlier releases (a RunContext), or None."""
         return self._context
 
-    def context_changed(self, ctx: Any) -> None:
-        """Override to adapt the scenario to a new shared context (default: nothing)."""
+    def plan_view(self) -> Any:
+        return self._view
+
+    def differs_from_plan(self) -> bool:
+        """Whether this panel shows something other than the plan's numbers."""
+        from workbench.workspace import differs_from_plan
+
+        if self._view is None or self.context_sink is None or self._scenario is None:
+            return False
+        return self._override_context or differs_from_plan(self.kind, self._scenario, self._view)
+
+    def _update_plan_banner(self) -> None:
+        differs = self.differs_from_plan()
+        if differs:
+            note = self._override_note or (
+                "Local override: this panel keeps its own inputs, not the run plan's." if self._override_context
+                else "This panel's inputs differ from the run plan.")
+            self.plan_banner_label.setText(note)
+            self.adopt_button.setVisible(bool(self.CONTEXT_FIELDS))
+            self.plan_banner.setStyleSheet(f"#planBanner {{ background: {th.current_theme().notice_bg}; }}")
+        self.plan_banner.setVisible(differs)
+
+    def return_to_plan(self) -> None:
+        """Drop the panel's own inputs: show the plan's again (Local override off)."""
+        if self._override_context:
+            self.set_override_context(False)
+        elif self._view is not None:
+            self.follow_plan(self._view)
+
+    def adopt_as_plan(self) -> bool:
+        """Make this panel's plan fields the run plan's (one undo step), then follow it."""
+        if self.context_sink is None or self._scenario is None:
+            return False
+        changes = {plan: getattr(self._scenario, name) for name, plan in self.CONTEXT_FIELDS.items()
+                   if hasattr(self._scenario, name)}
+        try:
+            self.context_sink(changes)
+        except ValueError as exc:
+            self.show_status(f"Not made the plan: {exc}")
+            return False
+        self.set_override_context(False)
+        return True
 
     # -- explanation ----------------------------------------------------------------------------
     def explanation(self) -> str:

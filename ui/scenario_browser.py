@@ -51,15 +51,6 @@ from storage.errors import NameConflictError, ProjectError
 from ui.widgets.message_label import MessageLabel
 from workbench import InputError
 
-#: Panel kinds in the window's order, with the names the panels carry.
-KIND_LABELS: dict[str, str] = {
-    "roofline": "Roofline",
-    "collective": "Collectives",
-    "allreduce": "All-reduce",
-    "scaling": "Scaling and MFU",
-    "power": "Power and carbon",
-}
-
 #: Item data roles.
 ID_ROLE = Qt.ItemDataRole.UserRole  # scenario id (int) on scenario items, None on groups
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1  # kind on every item
@@ -70,7 +61,9 @@ _NAME_COLUMN, _MODIFIED_COLUMN = 0, 1
 
 def kind_label(kind: str) -> str:
     """The display name of a scenario kind ("allreduce" -> "All-reduce")."""
-    return KIND_LABELS.get(kind, kind.replace("_", " ").capitalize())
+    from ui.panels import kind_labels
+
+    return kind_labels().get(kind, kind.replace("_", " ").capitalize())
 
 
 # -- modal questions: module-level so tests (and embedders) can replace them -----------------
@@ -320,7 +313,10 @@ class ScenarioBrowser(QWidget):
             self.tree.setEnabled(True)
             self.filter_edit.setEnabled(True)
             records = project.list_scenarios()
-            kinds = list(KIND_LABELS) + sorted({r.kind for r in records} - set(KIND_LABELS))
+            from ui.panels import kind_labels
+
+            known = list(kind_labels())
+            kinds = known + sorted({r.kind for r in records} - set(known))
             bold = QFont(self.tree.font())
             bold.setBold(True)
             for kind in kinds:
@@ -687,7 +683,6 @@ class ScenarioBrowser(QWidget):
 
 
 __all__ = [
-    "KIND_LABELS",
     "ScenarioBrowser",
     "ask_confirm",
     "ask_notes",

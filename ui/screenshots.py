@@ -38,6 +38,30 @@ def take(out_dir: Path) -> list[Path]:
         QApplication.processEvents()
         window.grab().save(str(out_dir / "screenshot.png"))
         written.append(out_dir / "screenshot.png")
+        # The Run plan panel in front, on the README's 70B example (a sample of a new project).
+        from presets import sample_scenarios
+        from ui import theme
+
+        example = next(s for _n, s in sample_scenarios() if s.kind == "run_plan" and s.n_gpus == 1024)
+        window.document.replace_plan(example, "Open the 70B plan")
+        window.raise_panel("run_plan")
+        QApplication.processEvents()
+        window.grab().save(str(out_dir / "run-plan.png"))
+        written.append(out_dir / "run-plan.png")
+        presentation = window.enter_presentation("run_plan")
+        presentation.showNormal()
+        presentation.setFixedSize(1920, 1080)
+        for _ in range(3):
+            QApplication.processEvents()
+        presentation.grab().save(str(out_dir / "run-plan-presentation.png"))
+        written.append(out_dir / "run-plan-presentation.png")
+        window.exit_presentation()
+        theme.apply_theme(app, "dark")
+        QApplication.processEvents()
+        window.grab().save(str(out_dir / "run-plan-dark.png"))
+        written.append(out_dir / "run-plan-dark.png")
+        theme.apply_theme(app, "light")
+        window.raise_panel("roofline")
         # The roofline on its own at slide size: H100 against B200 with the seed kernels.
         from ui.panels.roofline import RooflinePanel
 
@@ -49,6 +73,7 @@ def take(out_dir: Path) -> list[Path]:
         panel.grab().save(str(out_dir / "roofline.png"))
         written.append(out_dir / "roofline.png")
         panel.close()
+        window.undo_stack.setClean()  # the pictures' edits are not the user's: nothing to save
         window.close()
         project.close()
     app.processEvents()

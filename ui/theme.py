@@ -61,6 +61,7 @@ class Theme:
     grid_alpha: float
     error: str  # invalid-input border and message
     series: tuple[str, ...] = field(default=())
+    notice_bg: str = "#FFF4D6"  # background of a line that says "this differs from the plan"
 
     def series_color(self, i: int) -> QColor:
         return QColor(self.series[i % len(self.series)])
@@ -103,6 +104,7 @@ DARK = Theme(
     muted="#A8A8A8",
     grid_alpha=0.2,
     error="#FF6E6E",
+    notice_bg="#4A3B12",
     # on a dark background the blue is too dim to be the first series; sky leads instead
     series=(SKY, ORANGE, GREEN, VERMILLION, PURPLE, BLUE, "#EDEDED", YELLOW),
 )

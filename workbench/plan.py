@@ -50,7 +50,7 @@ from workbench import power as pw
 from workbench.catalog import Catalog, default_catalog
 from workbench.hardware import PRECISION_BYTES, PRECISIONS, Hardware
 from workbench.pipeline import checkpoint_bytes as _checkpoint_bytes
-from workbench.scenarios import Scenario, _bool, _float, _int, _key
+from workbench.scenarios import Scenario, _bool, _float, _int, _key, register_scenario_type
 
 # -- constants (each with where it comes from) ------------------------------------------------
 
@@ -130,6 +130,7 @@ TERM_FIXES: dict[str, str] = {
 
 
 # -- the plan ------------------------------------------------------------------------------------
+@register_scenario_type
 @dataclass(frozen=True)
 class RunPlan(Scenario):
     """A planned training run. Sizes in bytes, rates in bytes/s, power in W, times in s.
@@ -691,6 +692,14 @@ def pipeline_p2p_time(plan: RunPlan, links: Links) -> float:
     return 2.0 * plan.microbatches * plan.vp * (size / bw + alpha)
 
 
+def sync_link_rate(plan: RunPlan, links: Links) -> tuple[float, float]:
+    """(bytes/s, alpha) of the ring the gradient synchronisation runs on: its dp x cp ranks sit
+    tp apart, so gpus_per_node / tp of them share a node (:func:`_group_link`)."""
+    group = plan.replicas
+    inside = max(1, min(group, plan.gpus_per_node // plan.tp))
+    return _group_link(inside, group, links)
+
+
 @dataclass(frozen=True)
 class DataParallelTraffic:
     """Data-parallel collectives of one step on one GPU, seconds before any overlap."""
@@ -725,8 +734,7 @@ def data_parallel_traffic(plan: RunPlan, links: Links, forward_s: float, backwar
         return DataParallelTraffic(0.0, 0.0, 0.0)
     shard = plan.n_params / (plan.tp * plan.pp)
     grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else 2.0
-    inside = max(1, min(group, plan.gpus_per_node // plan.tp))
-    bw, alpha = _group_link(inside, group, links)
+    bw, alpha = sync_link_rate(plan, links)
 
     def ring(op: str, size: float) -> float:
         return float(comms.ring_time(op, size, group, bw, alpha))
@@ -1086,6 +1094,33 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     )
 
 
+#: What an MFU says, by band: published large dense runs sit at 35-55% when well tuned.
+MFU_RATINGS: dict[str, str] = {
+    "impossible": "impossible: check the peak and the inputs",
+    "excellent": "excellent",
+    "very good": "very good: above the 35-55% of well-tuned large runs",
+    "typical": "typical of well-tuned large runs",
+    "low": "low",
+}
+
+
+def mfu_rating(mfu: float) -> str:
+    """How an MFU compares with published large runs: above 100% impossible (a sparse peak or a
+    wrong input), above 60% excellent, 55-60% very good, 35-55% typical, below that low."""
+    value = v.number("mfu", mfu)
+    if value > 1.0:
+        band = "impossible"
+    elif value > 0.60:
+        band = "excellent"
+    elif value > 0.55:
+        band = "very good"
+    elif value >= 0.35:
+        band = "typical"
+    else:
+        band = "low"
+    return MFU_RATINGS[band]
+
+
 @dataclass(frozen=True)
 class WhatIf:
     """One drag removed: the MFU and step time without it."""
@@ -1124,6 +1159,7 @@ __all__ = [
     "WhatIf",
     "predict",
     "what_if",
+    "mfu_rating",
     "memory_per_gpu",
     "TERMS",
     "TERM_LABELS",

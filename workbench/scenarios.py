@@ -41,6 +41,7 @@ __all__ = [
     "ScalingScenario",
     "PowerScenario",
     "SCENARIO_TYPES",
+    "register_scenario_type",
     "UPGRADERS",
     "register_upgrader",
     "ScenarioVersionError",
@@ -89,7 +90,9 @@ VALUE_LABELS: dict[str, dict[str, str]] = {
         "all_to_all": "all-to-all",
     },
     "schedule": {"conceptual": "conceptual", "ring": "ring"},
-    "recompute": {"none": "no recomputation", "full": "full recomputation"},
+    "recompute": {"none": "no recomputation", "full": "full recomputation",
+                  "selective": "selective recomputation (attention core)",
+                  "op": "op-level recomputation (every other matmul)"},
     "mode": {"strong": "strong scaling", "weak": "weak scaling"},
 }
 
@@ -151,6 +154,35 @@ FIELD_LABELS: dict[str, str] = {
     "energy_price_per_kwh": "Energy price per kWh",
     "gpu_hour_price": "Price per GPU-hour",
     "currency": "Currency",
+    # run plan
+    "d_kv": "Key/value width",
+    "n_heads": "Attention heads",
+    "n_kv_heads": "Key/value heads",
+    "d_ffn": "MLP width",
+    "vocab_size": "Vocabulary",
+    "gated_mlp": "Gated MLP (SwiGLU)",
+    "global_batch": "Global batch (sequences)",
+    "micro_batch": "Micro-batch (sequences)",
+    "gpus_per_node": "GPUs per node",
+    "intra_node": "Node link",
+    "inter_node": "Network",
+    "intra_node_bw": "Node link bandwidth (per GPU, one way)",
+    "inter_node_bw": "Network bandwidth (per GPU, one way)",
+    "gpu_memory_bytes": "GPU memory",
+    "tp": "Tensor parallel (TP)",
+    "pp": "Pipeline stages (PP)",
+    "cp": "Context parallel (CP)",
+    "vp": "Virtual stages (VP)",
+    "zero": "ZeRO stage",
+    "sequence_parallel": "Sequence parallelism",
+    "tp_comm_overlap": "Hidden TP communication",
+    "overlap_dp_comm": "Overlap gradient sync with backward",
+    "grad_reduce_precision": "Gradient reduce precision",
+    "zero3_gather": "ZeRO 3 gathers",
+    "flash_attention": "FlashAttention",
+    "fused_kernels": "Fused kernels",
+    "storage_read_bw": "Storage read bandwidth",
+    "checkpoint_write_bw": "Checkpoint write bandwidth",
 }
 
 #: The :mod:`workbench.units` unit of each numeric field, for parse_quantity/format_quantity
@@ -184,6 +216,12 @@ FIELD_UNITS: dict[str, str] = {
     "grid_g_per_kwh": "",
     "energy_price_per_kwh": "",
     "gpu_hour_price": "",
+    "intra_node_bw": "B/s",
+    "inter_node_bw": "B/s",
+    "gpu_memory_bytes": "B",
+    "tp_comm_overlap": "%",
+    "storage_read_bw": "B/s",
+    "checkpoint_write_bw": "B/s",
 }
 
 #: Size fields shown with binary prefixes (MiB, GiB): message and memory sizes.
@@ -638,11 +676,20 @@ def _power_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "throughput_mfu": None, "n_params": 8e9, "precision": "bf16"}
 
 
-#: Every scenario type by its ``kind``.
+#: Every scenario type by its ``kind`` (``workbench.plan`` adds the run plan's).
 SCENARIO_TYPES: dict[str, type[Scenario]] = {
     cls.kind: cls
     for cls in (RooflineScenario, CollectiveScenario, AllReduceScenario, ScalingScenario, PowerScenario)
 }
+
+
+def register_scenario_type(cls: type[Scenario]) -> type[Scenario]:
+    """Make a new kind of scenario readable by :func:`scenario_from_dict` (and so by the
+    project file, exports and the scenario browser). Returns ``cls``, to use as a decorator."""
+    if not (isinstance(cls, type) and issubclass(cls, Scenario)) or not cls.kind:
+        raise v.InputError("scenario type", "must be a Scenario subclass with a kind")
+    SCENARIO_TYPES[cls.kind] = cls
+    return cls
 
 
 # -- reading --------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from workbench import _validate as v
 from workbench import collectives
 from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS, Hardware, Interconnect
-from workbench.plan import Prediction, RunPlan, scaled_shape
+from workbench.plan import Prediction, RunPlan, scaled_shape, sync_link_rate
 from workbench.scenarios import (
     AllReduceScenario,
     CollectiveScenario,
@@ -142,8 +142,8 @@ class Workspace:
 
 # -- the shared context as earlier releases saw it -----------------------------------------------
 def dp_spans_nodes(plan: RunPlan) -> bool:
-    """Whether the data-parallel replicas of one GPU's shard sit on more than one node."""
-    return plan.tp * plan.cp * plan.dp > plan.gpus_per_node
+    """Whether the replicas of one GPU's shard (dp x cp, tp apart) sit on more than one node."""
+    return plan.tp * plan.replicas > plan.gpus_per_node
 
 
 def sync_link(plan: RunPlan) -> str:
@@ -207,7 +207,8 @@ def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **chan
       :func:`precision_fallback`; a precision the device lacks, asked for, is refused with the
       ones it has.
     - ``n_gpus``: :func:`fit_gpus` (the batch per replica stays).
-    - ``n_params`` alone: the model is reshaped in its proportions (:func:`scaled_shape`).
+    - ``n_params`` alone: the model is reshaped in its proportions (:func:`scaled_shape`);
+      a new ``d_model`` alone keeps the head size, the grouping and the MLP ratio.
     ``lookup(key)`` finds a hardware preset (None when unknown). Raises InputError naming the
     field.
     """
@@ -222,6 +223,8 @@ def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **chan
                 raise v.InputError("precision", f"{hw.name} has no {PRECISION_LABELS.get(precision, precision)} "
                                                 f"rate; it has {have}")
             changes["precision"] = precision_fallback(hw, precision)
+    if "d_model" in changes and "n_heads" not in changes and changes["d_model"] != plan.d_model:
+        changes.update(_rewidth(plan, changes["d_model"], keep_ffn="d_ffn" in changes))
     shape_keys = {"n_layers", "d_model", "n_heads", "n_kv_heads", "d_ffn"}
     if "n_params" in changes and not shape_keys & set(changes):
         n_params = v.positive("n_params", changes["n_params"])
@@ -232,6 +235,19 @@ def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **chan
     if n_gpus is not None and n_gpus != new.n_gpus:
         new, _ = fit_gpus(new, n_gpus)
     return new
+
+
+def _rewidth(plan: RunPlan, d_model: Any, keep_ffn: bool) -> dict[str, Any]:
+    """A new width keeps the head size, the query/key-value grouping and the MLP's ratio."""
+    width = v.integer("d_model", d_model, 1, 1_000_000)
+    group = max(1, plan.n_heads // plan.n_kv_heads)
+    heads = max(group, width // plan.head_dim // group * group)
+    if width % heads:
+        heads = next((h for h in range(heads, 0, -1) if width % h == 0 and h % group == 0), 1)
+    out: dict[str, Any] = {"n_heads": heads, "n_kv_heads": max(1, heads // group)}
+    if not keep_ffn:
+        out["d_ffn"] = max(128, round(plan.d_ffn / plan.d_model * width / 128) * 128)
+    return out
 
 
 # -- panels following the plan ------------------------------------------------------------------
@@ -274,20 +290,18 @@ def _collective(s: CollectiveScenario, view: PlanView) -> CollectiveScenario:
 
 
 def _allreduce(s: AllReduceScenario, view: PlanView) -> AllReduceScenario:
-    """The plan's gradient synchronisation: its ranks (dp, at least 2), one GPU's gradient
-    shard as the message, and the link it crosses at the rate the plan assumes."""
+    """The plan's gradient synchronisation: its ranks (dp x cp, at least 2), one GPU's
+    gradient shard as the message, and the ring rate and latency the plan assumes for it."""
     plan = view.plan
-    changes: dict[str, Any] = {"n_ranks": max(2, plan.dp)}
+    changes: dict[str, Any] = {"n_ranks": max(2, plan.replicas)}
     grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else 2.0
     size = plan.n_params / (plan.tp * plan.pp) * grad_bytes
     changes["size_bytes"] = float(size)
     if size > s.size_max:  # the sweep reaches the plan's message
         changes["size_max"] = float(2 ** math.ceil(math.log2(size)))
     if view.prediction is not None:
-        links = view.prediction.links
-        across = dp_spans_nodes(plan)
-        changes["link_bw"] = links.inter_bw if across else links.intra_bw
-        changes["alpha"] = links.inter_latency_s if across else links.intra_latency_s
+        # the ring rate and latency the plan's data-parallel term uses
+        changes["link_bw"], changes["alpha"] = sync_link_rate(plan, view.prediction.links)
     key = sync_link(plan)
     if key:
         changes["interconnect"] = key
@@ -336,8 +350,14 @@ def _power(s: PowerScenario, view: PlanView) -> PowerScenario:
     return s.with_changes(**changes) if changes else s
 
 
+def _run_plan(_s: RunPlan, view: PlanView) -> RunPlan:
+    """The Run plan panel shows the plan itself."""
+    return view.plan
+
+
 #: How each kind of scenario follows the plan.
 FOLLOWERS: dict[str, Callable[[Any, PlanView], Any]] = {
+    "run_plan": _run_plan,
     "roofline": _roofline,
     "collective": _collective,
     "allreduce": _allreduce,

@@ -315,12 +315,15 @@ def test_run_context_default_interconnect_is_a_preset():
 
 
 # -- samples ------------------------------------------------------------------------------------
-KINDS = {"roofline", "collective", "allreduce", "scaling", "power"}
+def _kinds() -> set[str]:
+    from workbench.scenarios import SCENARIO_TYPES
+
+    return set(SCENARIO_TYPES)
 
 
 def test_sample_dicts_cover_every_kind_and_reference_real_presets():
     samples = presets.load_sample_dicts()
-    assert {d["kind"] for _, d in samples} == KINDS
+    assert {d["kind"] for _, d in samples} == _kinds()
     hw_keys = {hw.key for hw in presets.load_hardware()}
     link_keys = {i.key for i in presets.load_interconnects()}
     grid_keys = {g.key for g in presets.load_grids()}
@@ -329,8 +332,9 @@ def test_sample_dicts_cover_every_kind_and_reference_real_presets():
         hw = d.get("hardware")
         for key in (hw if isinstance(hw, list) else [hw] if hw else []):
             assert key in hw_keys, (name, key)
-        if "interconnect" in d:
-            assert d["interconnect"] in link_keys, name
+        for field in ("interconnect", "intra_node", "inter_node"):
+            if d.get(field):
+                assert d[field] in link_keys, (name, field)
         if "region" in d:
             assert d["region"] in grid_keys, name
         assert "NaN" not in json.dumps(d), name
@@ -350,7 +354,7 @@ def test_all_samples_parse():
     assert len(parsed) == len(presets.load_sample_dicts())
     from workbench.scenarios import scenario_from_dict
 
-    assert {scenario.kind for _, scenario in parsed} == KINDS
+    assert {scenario.kind for _, scenario in parsed} == _kinds()
     for name, scenario in parsed:
         assert scenario_from_dict(scenario.to_dict()) == scenario, name
 

@@ -89,16 +89,16 @@ def test_title_docks_and_view_menu(window, project_path):
     assert window.windowTitle() == "plan[*] - Scaling Workbench"
     assert not window.isWindowModified()
     names = {dock.objectName() for dock in window.docks.values()} | {window.browser_dock.objectName()}
-    assert names == {"dock.roofline", "dock.collective", "dock.allreduce", "dock.scaling", "dock.power",
-                     "dock.browser"}
+    assert names == {"dock.run_plan", "dock.roofline", "dock.collective", "dock.allreduce", "dock.scaling",
+                     "dock.power", "dock.browser"}
     assert window.history_dock.objectName() == "dock.history" and window.history_dock.isHidden()
     view_actions = {a.text() for a in window.view_menu.actions()}
     for dock in window.docks.values():
         assert dock.toggleViewAction().text() in view_actions
         assert dock.features() & dock.DockWidgetFeature.DockWidgetClosable
         assert dock.features() & dock.DockWidgetFeature.DockWidgetFloatable
-    assert len(window.tabifiedDockWidgets(window.docks["roofline"])) == 4
-    assert window.active_kind() == "roofline"
+    assert len(window.tabifiedDockWidgets(window.docks["run_plan"])) == 5
+    assert window.active_kind() == "run_plan"  # the Run plan panel is in front
     assert window.recent_files()[0] == str(project_path.resolve())
 
 
@@ -111,7 +111,7 @@ def test_closed_dock_reopens_from_view_menu(qtbot, window):
 
 
 def test_ctrl_number_raises_a_panel(qtbot, window):
-    window.raise_actions[3].trigger()
+    window.raise_actions[4].trigger()
     assert window.active_kind() == "scaling"
     qtbot.waitUntil(lambda: window.docks["scaling"].widget().isVisible())
 
@@ -132,22 +132,23 @@ def test_changing_gpus_in_toolbar_updates_panels(qtbot, window):
 
 
 def test_the_run_summary_follows_the_model_size_typed_in_the_toolbar(qtbot, window):
-    days_8b = window.run_summary().duration_s
-    assert "40% MFU" in window.summary_label.toolTip() and "6N FLOPs per token" in window.summary_label.toolTip()
+    days_8b = window.run_summary().train_time_s
+    assert "The run plan" in window.summary_label.toolTip()
     edit = window.context_toolbar.model_field.edit
     edit.setFocus()
     edit.selectAll()
     qtbot.keyClicks(edit, "70B")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    assert window.context_model.context().model_params == 70e9
+    plan = window.document.plan()
+    assert window.context_model.context().model_params == 70e9 and plan.n_params == 70e9
+    assert plan.n_layers > 32 and plan.d_model > 4096  # reshaped in the 8B model's proportions
     assert window.panel("power").scenario().n_params == 70e9
-    # 70B costs 8.75x the FLOPs per token of 8B: the same tokens take 8.75x as long
-    assert window.run_summary().duration_s == pytest.approx(8.75 * days_8b)
+    assert window.run_summary().train_time_s > 5 * days_8b  # ~9x the FLOPs per token, at a higher MFU
     shown_days = float(window.summary_label.text().split(" days")[0].split("│")[-1].replace("&nbsp;", "")
                        .replace(",", "").strip())
-    assert shown_days == pytest.approx(8.75 * days_8b / 86400, abs=0.05)
-    # the power panel's own plan agrees with the status bar
-    assert window.panel("power").plan().summary.duration_s == pytest.approx(window.run_summary().duration_s)
+    assert shown_days == pytest.approx(window.run_summary().train_days, abs=0.05)
+    # the power panel's own accounting agrees with the status bar
+    assert window.panel("power").plan().summary.duration_s == pytest.approx(window.run_summary().train_time_s)
 
 
 def _type_in_panel(qtbot, panel, name: str, text: str) -> None:
@@ -160,17 +161,18 @@ def _type_in_panel(qtbot, panel, name: str, text: str) -> None:
 
 def test_a_context_field_typed_in_a_panel_changes_it_for_every_panel(qtbot, window):
     power, scaling = window.panel("power"), window.panel("scaling")
-    days_8b = window.run_summary().duration_s
-    _type_in_panel(qtbot, power, "n_params", "70B")
+    days_8b = window.run_summary().train_time_s
+    n_8b = window.document.plan().n_params
+    _type_in_panel(qtbot, scaling, "n_params", "70B")
     assert window.context_model.context().model_params == 70e9
     assert window.context_toolbar.model_field.value() == 70e9  # the toolbar shows it
-    assert scaling.scenario().n_params == 70e9  # and the other panels follow
-    assert power.plan().summary.duration_s == pytest.approx(window.run_summary().duration_s)
-    assert window.run_summary().duration_s == pytest.approx(8.75 * days_8b)
-    assert window.undo_stack.count() == 1  # one step: the context's
+    assert power.scenario().n_params == 70e9  # and the other panels follow
+    assert power.plan().summary.duration_s == pytest.approx(window.run_summary().train_time_s)
+    assert window.run_summary().train_time_s > 5 * days_8b
+    assert window.undo_stack.count() == 1  # one step: the plan's
     window.undo_stack.undo()
-    assert window.context_model.context().model_params == 8e9
-    assert power.scenario().n_params == 8e9 and scaling.scenario().n_params == 8e9
+    assert window.context_model.context().model_params == n_8b
+    assert power.scenario().n_params == n_8b and scaling.scenario().n_params == n_8b
     # a bad value is refused next to the field, nothing changes
     _type_in_panel(qtbot, scaling, "n_gpus", "0")
     assert window.context_model.context().n_gpus == 8
@@ -305,11 +307,16 @@ def test_hardware_and_interconnect_undo_labels_use_preset_names(qtbot, window):
     index = toolbar.hardware_combo.findData("h200-sxm")
     toolbar.hardware_combo.activated.emit(index)
     assert window.undo_stack.undoText() == "Change hardware to NVIDIA H200 SXM"
-    index = toolbar.interconnect_combo.findData("nic-400g")
+    index = toolbar.network_combo.findData("nic-200g")
+    toolbar.network_combo.activated.emit(index)
+    assert window.undo_stack.undoText() == "Change network to InfiniBand / Ethernet NIC, 200 Gb/s"
+    assert window.document.plan().inter_node == "nic-200g"
+    index = toolbar.interconnect_combo.findData("nvlink-3")
     toolbar.interconnect_combo.activated.emit(index)
-    assert window.undo_stack.undoText() == "Change interconnect to InfiniBand / Ethernet NIC, 400 Gb/s"
-    assert window.context_model.context().interconnect == "nic-400g"
+    assert window.undo_stack.undoText() == "Change node link to NVLink 3 (A100)"
     window.action_undo.trigger()
+    window.action_undo.trigger()
+    assert toolbar.network_combo.currentData() == "nic-400g"
     assert toolbar.interconnect_combo.currentData() == "nvlink-4"
 
 
@@ -327,7 +334,7 @@ def test_save_reopen_and_find_the_change(qtbot, window, project_path):
     assert window.isWindowModified()
     window.action_save.trigger()
     assert not window.isWindowModified()
-    assert json.loads(window.project.get_meta(WORKSPACE_KEY))["context"]["n_gpus"] == 512
+    assert json.loads(window.project.get_meta(WORKSPACE_KEY))["plan"]["n_gpus"] == 512
     window.close()
 
     again = _open_window(qtbot, project_path)
@@ -362,7 +369,7 @@ def test_unsaved_changes_prompt(qtbot, window, project_path, monkeypatch, answer
         return
     with Project.open(project_path) as project:
         workspace = project.get_meta(WORKSPACE_KEY)
-    n_gpus = json.loads(workspace)["context"]["n_gpus"] if workspace else 8
+    n_gpus = json.loads(workspace)["plan"]["n_gpus"] if workspace else 8
     assert n_gpus == (512 if saved else 8)
 
 
@@ -528,6 +535,7 @@ def test_export_menu_asks_options_and_path(qtbot, window, tmp_path, monkeypatch)
     monkeypatch.setattr(dialogs, "get_export_options",
                         lambda parent, fmt, **k: dialogs.ExportOptions("png", 2400, "white"))
     monkeypatch.setattr(dialogs, "ask_save_path", lambda *a, **k: str(target))
+    window.raise_panel("roofline")
     window.action_export_png.trigger()
     assert QImage(str(target)).width() == 2400
     assert json.loads(read_png_scenario(target))["kind"] == "roofline"
@@ -612,7 +620,7 @@ def test_layout_persists_and_resets(qtbot, window, project_path):
     assert again.docks["power"].isHidden()
     again.action_reset_layout.trigger()
     assert not again.docks["power"].isHidden()
-    assert len(again.tabifiedDockWidgets(again.docks["roofline"])) == 4
+    assert len(again.tabifiedDockWidgets(again.docks["run_plan"])) == 5
 
 
 def test_theme_choice_is_stored(qtbot, window):

@@ -76,8 +76,11 @@ class ToyPanel(PanelBase):
             ("GPUs", f"{s.gpu_count:,}", "", "How many GPUs"),
         ])
 
-    def context_changed(self, ctx):
-        self.contexts.append(ctx)
+    def follow_plan(self, view):
+        followed = super().follow_plan(view)
+        if followed:
+            self.contexts.append(view.plan.n_gpus)
+        return followed
 
 
 @pytest.fixture
@@ -182,14 +185,17 @@ def test_toolbar_actions_emit_signals(qtbot, panel):
         assert blocker.args == [fmt]
 
 
-def test_context_applies_unless_overridden(qtbot, panel):
-    assert panel.apply_context({"n_gpus": 64}) is True
+def test_the_plan_applies_unless_overridden(qtbot, panel):
+    from workbench.context import RunContext
+
+    assert panel.apply_context(RunContext(n_gpus=64)) is True
+    assert panel.context().n_gpus == 64 and panel.plan_view().plan.n_gpus == 64
     panel.action_override.trigger()  # the user ticks "Local override"
     assert panel.override_context() is True
-    assert panel.apply_context({"n_gpus": 128}) is False
-    assert panel.contexts == [{"n_gpus": 64}]
-    panel.set_override_context(False)  # back to the shared context: catch up with it
-    assert panel.contexts[-1] == {"n_gpus": 128}
+    assert panel.apply_context(RunContext(n_gpus=128)) is False
+    assert panel.contexts == [64]
+    panel.set_override_context(False)  # back to the plan: catch up with it
+    assert panel.contexts[-1] == 128
 
 
 def test_layout_gives_the_chart_most_of_the_space(panel):

@@ -106,8 +106,15 @@ def test_context_moves_the_operating_point_and_the_amdahl_row(qtbot, panel):
     assert _row(panel, "Amdahl efficiency at 512 GPUs")[1] == "8.91"
     (xmin, xmax), _ = panel.chart.visible_range()
     assert xmin <= 1.0 and xmax >= 2048  # the GPU axis reaches 4 x n_gpus
-    # the context's training tokens: 2e12 tokens at 5e4 tokens/s = 4e7 s
-    assert _row(panel, "Training time")[1:] == ("463", "days")
+    # the plan's training tokens at the plan's predicted throughput: the plan's days
+    from ui.document import PresetCatalog
+    from workbench.plan import predict
+    from workbench.workspace import plan_from_context
+
+    expected = predict(plan_from_context(RunContext(n_gpus=512, model_params=s0.n_params, train_tokens=2e12))[0],
+                       PresetCatalog(panel.catalog))
+    assert panel.scenario().tokens_per_s == pytest.approx(expected.tokens_per_s)
+    assert _row(panel, "Training time")[1:] == (f"{expected.train_days:.3g}", "days")
     assert "2e+12" in panel.results.item(panel.results.rowCount() - 1, 0).toolTip()
     # the same context again changes nothing
     with qtbot.assertNotEmitted(panel.scenarioChanged):

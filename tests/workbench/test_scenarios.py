@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from workbench._validate import InputError
 from workbench.hardware import PRECISIONS
 from workbench.kernels import Kernel
+from workbench.plan import RunPlan
 from workbench.scenarios import (
     BINARY_FIELDS,
     CHOICES,
@@ -34,18 +35,26 @@ from workbench.scenarios import (
     scenario_from_json,
 )
 from workbench.units import UNITS
+from workbench.workspace import DEFAULT_PLAN
 
 ALL_TYPES = list(SCENARIO_TYPES.values())
+#: How to make each type's default value (the run plan has required fields).
+_DEFAULT_MAKERS = {RunPlan: lambda: DEFAULT_PLAN}
+
+
+def make(cls):
+    return _DEFAULT_MAKERS.get(cls, cls)()
 
 
 # -- defaults and the contract -----------------------------------------------------------------
-def test_the_five_kinds():
+def test_the_six_kinds():
     assert SCENARIO_TYPES == {
         "roofline": RooflineScenario,
         "collective": CollectiveScenario,
         "allreduce": AllReduceScenario,
         "scaling": ScalingScenario,
         "power": PowerScenario,
+        "run_plan": RunPlan,
     }
     for cls in ALL_TYPES:
         assert issubclass(cls, Scenario)
@@ -54,9 +63,9 @@ def test_the_five_kinds():
 
 @pytest.mark.parametrize("cls", ALL_TYPES)
 def test_defaults_are_valid_and_hashable(cls):
-    scenario = cls()
-    assert hash(scenario) == hash(cls())
-    assert scenario == cls()
+    scenario = make(cls)
+    assert hash(scenario) == hash(make(cls))
+    assert scenario == make(cls)
 
 
 def test_default_values():
@@ -109,7 +118,7 @@ def test_every_field_has_a_label_and_units_are_known():
 # -- immutability and editing ---------------------------------------------------------------
 @pytest.mark.parametrize("cls", ALL_TYPES)
 def test_assignment_raises(cls):
-    scenario = cls()
+    scenario = make(cls)
     name = cls.field_names()[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(scenario, name, getattr(scenario, name))
@@ -232,7 +241,7 @@ def test_invalid_fields_are_named(cls, fields, parameter):
     assert info.value.parameter == parameter
     assert str(info.value).startswith(f"{parameter}: ")
     # the same value arriving through JSON fails the same way
-    data = {**cls().to_dict(), **{k: _jsonish(val) for k, val in fields.items()}}
+    data = {**make(cls).to_dict(), **{k: _jsonish(val) for k, val in fields.items()}}
     try:
         text = json.dumps(data)
     except (TypeError, ValueError):
@@ -258,7 +267,7 @@ def test_message_reads_well():
 # -- JSON round-trips ------------------------------------------------------------------------
 @pytest.mark.parametrize("cls", ALL_TYPES)
 def test_to_dict_shape(cls):
-    data = cls().to_dict()
+    data = make(cls).to_dict()
     assert data["kind"] == cls.kind and data["schema_version"] == cls.schema_version
     assert set(data) == {"kind", "schema_version", *cls.field_names()}
     json.dumps(data, allow_nan=False)  # JSON-safe as is

@@ -250,29 +250,8 @@ class AllReducePanel(PanelBase):
                 combo.addItem(f"{key} (not a built-in preset)", key)
         super()._sync_field(name)
 
-    def context_changed(self, ctx) -> None:
-        """GPU count and interconnect from the shared context, without an undo step."""
-        s = self.scenario()
-        changes = {}
-        n = getattr(ctx, "n_gpus", None)
-        if isinstance(n, int) and n >= 2 and n != s.n_ranks:
-            changes["n_ranks"] = n
-        key = getattr(ctx, "interconnect", "") or ""
-        if key and key != s.interconnect:
-            changes["interconnect"] = key
-            ic = self._interconnects.get(key)
-            if ic is not None:
-                changes["link_bw"] = ic.achievable_bw
-                changes["alpha"] = ic.latency_s
-        if not changes:
-            return
-        try:
-            new = s.with_changes(**changes)
-        except ValueError as exc:
-            self.show_status(f"Shared context not applied: {exc}")
-            return
-        if new != s:
-            self.set_scenario(new)
+    #: the plan's gradient sync sets these; typing one explores locally (Local override)
+    PLAN_DERIVED_FIELDS = frozenset({"n_ranks", "size_bytes", "link_bw", "alpha", "interconnect"})
 
     # -- measured logs ----------------------------------------------------------------------
     def choose_log(self) -> None:

@@ -316,13 +316,8 @@ class CollectivePanel(PanelBase):
                 return
         super()._field_edited(name, value)
 
-    def context_changed(self, ctx) -> None:
-        """Follow the shared GPU count (clamped to the animator's 2..64 ranks); no undo step."""
-        n = max(collectives.MIN_RANKS, min(collectives.MAX_RANKS, int(ctx.n_gpus)))
-        sc = self._scenario
-        if sc is None or n == sc.n_ranks:
-            return
-        self.set_scenario(sc.with_changes(n_ranks=n, root=min(sc.root, n - 1)))
+    #: the animator's rank count follows the plan's GPUs (clamped); typing one explores locally
+    PLAN_DERIVED_FIELDS = frozenset({"n_ranks"})
 
     # -- navigation (not undoable) ------------------------------------------------------------
     def _set_step(self, step: int) -> None:

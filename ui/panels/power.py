@@ -34,6 +34,7 @@ from workbench import mfu as mfu_model
 from workbench._validate import InputError
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
 from workbench.scenarios import FIELD_LABELS, PowerScenario
+from workbench.workspace import POWER_PLAN_FIELDS
 
 #: What a user may type in the power-cap field to remove the cap.
 UNCAPPED_WORDS = frozenset({"", "uncapped", "none", "no cap", "tdp", "off"})
@@ -173,11 +174,14 @@ class PowerPanel(PanelBase):
                                            "(from the shared context)")
         self.throughput_combo = QComboBox(self.form_widget)
         self.throughput_combo.setObjectName("throughputSource")
+        self.throughput_combo.addItem("From the run plan", "plan")
         self.throughput_combo.addItem("Planned from MFU", "mfu")
         self.throughput_combo.addItem("Measured", "measured")
         self.throughput_combo.setToolTip(
-            "Planned: the throughput follows the model size, the GPU and the precision at the MFU you "
-            "assume. Measured: the tokens/s one GPU of your run reaches, whatever the model.")
+            "From the run plan: the throughput the run plan predicts (every panel and the status bar "
+            "use the same). Planned from MFU: the model size, the GPU and the precision at the MFU you "
+            "assume. Measured: the tokens/s one GPU of your run reaches, whatever the model. The last "
+            "two make this panel a local override.")
         self.throughput_combo.activated.connect(self._on_throughput_source)
         self.form.addRow("Throughput", self.throughput_combo)
         self.add_quantity_field("throughput_mfu", "MFU (6N)", unit="%", minimum=0, min_inclusive=False, maximum=1,
@@ -195,6 +199,7 @@ class PowerPanel(PanelBase):
         self.throughput_note.setWordWrap(True)
         self.form.addRow("", self.throughput_note)
         self._last_mfu = 0.4
+        self.overrideContextChanged.connect(lambda _on: self.refresh())
 
         self.add_section("Power cap")
         self.cap_field = _CapField(
@@ -318,7 +323,15 @@ class PowerPanel(PanelBase):
         self._field_edited("hardware", self.hardware_combo.itemData(index))
 
     def _on_throughput_source(self, index: int) -> None:
-        if self.throughput_combo.itemData(index) == "measured":
+        choice = self.throughput_combo.itemData(index)
+        if choice == "plan":
+            self.return_to_plan()
+            self._sync_throughput()
+            return
+        if self.follows_plan():  # a throughput of one's own: this panel becomes local
+            self.set_override_context(True)
+            self._override_note = "Local override: the throughput is this panel's own, not the run plan's."
+        if choice == "measured":
             self.edit(throughput_mfu=None, _text="Plan from the measured throughput", _merge=False)
         elif self._scenario.throughput_mfu is None:
             mfu = self._last_mfu
@@ -339,6 +352,14 @@ class PowerPanel(PanelBase):
         planned = s.throughput_mfu is not None
         if planned:
             self._last_mfu = s.throughput_mfu
+        self.throughput_combo.model().item(0).setEnabled(self.context_sink is not None)
+        if self.follows_plan():
+            # the plan's model and precision stay editable (they are the plan's fields)
+            self.throughput_combo.setCurrentIndex(self.throughput_combo.findData("plan"))
+            for name, on in (("throughput_mfu", False), ("n_params", True), ("precision", True),
+                             ("tokens_per_s_per_gpu", False)):
+                self.field(name).setEnabled(on)
+            return
         self.throughput_combo.setCurrentIndex(self.throughput_combo.findData("mfu" if planned else "measured"))
         for name, on in (("throughput_mfu", planned), ("n_params", planned), ("precision", planned),
                          ("tokens_per_s_per_gpu", not planned)):
@@ -482,27 +503,15 @@ class PowerPanel(PanelBase):
 
     # -- context -----------------------------------------------------------------------------
     #: scenario field <- shared context field
-    CONTEXT_FIELDS = {"hardware": "hardware", "n_gpus": "n_gpus", "train_tokens": "train_tokens",
-                      "n_params": "model_params", "precision": "precision"}
+    CONTEXT_FIELDS = {name: name for name in POWER_PLAN_FIELDS}
+    #: the plan predicts the throughput and the share a cap slows; typing them explores locally
+    PLAN_DERIVED_FIELDS = frozenset({"tokens_per_s_per_gpu", "throughput_mfu", "compute_bound_share"})
 
-    def context_changed(self, ctx: Any) -> None:
-        """Hardware, GPU count, training tokens, model size and precision from the shared
-        context (no undo step)."""
-        if self._scenario is None:
-            return
-        changes = {name: value for name, value in self.context_values(ctx).items()
-                   if value != getattr(self._scenario, name)}
-        if not changes:
-            return
-        try:
-            scenario = self._scenario.with_changes(**changes)
-        except ValueError as exc:
-            self.show_status(f"Shared context not applied: {exc}")
-            return
-        if "hardware" in changes and self.hardware_combo.findData(scenario.hardware) < 0:
+    def set_scenario(self, scenario) -> None:
+        if getattr(scenario, "hardware", None) is not None and self.hardware_combo.findData(scenario.hardware) < 0:
             self._scenario = scenario
             self._fill_hardware()
-        self.set_scenario(scenario)
+        super().set_scenario(scenario)
 
     # -- drawing -----------------------------------------------------------------------------
     def _sync_pue_combo(self) -> None:
@@ -601,9 +610,18 @@ class PowerPanel(PanelBase):
             self.clear_error()
         self._view_message = ""
         self._sync_slider(np.asarray(sweep.cap_w), plan.cap_w)
-        self.throughput_note.setText(self._throughput_basis(s, peak, rate))
+        self.throughput_note.setText(self._plan_basis(rate) if self.follows_plan()
+                                     else self._throughput_basis(s, peak, rate))
         self._draw(hw, sweep, best, plan)
         self._fill_results(hw, best, plan, llama_kwh)
+
+    def _plan_basis(self, rate: float) -> str:
+        view = self.plan_view()
+        prediction = getattr(view, "prediction", None)
+        if prediction is None:
+            return f"{_count(rate)} tokens/s per GPU uncapped, from the run plan"
+        return (f"= {_count(rate)} tokens/s per GPU uncapped, from the run plan "
+                f"(MFU {prediction.mfu:.1%}; a cap slows {prediction.compute_bound_share:.0%} of its step)")
 
     @staticmethod
     def _throughput_basis(s: PowerScenario, peak: float | None, rate: float) -> str:

@@ -55,6 +55,7 @@ from workbench import roofline as rl
 from workbench.hardware import PRECISION_LABELS, Hardware
 from workbench.kernels import Kernel, seed_examples
 from workbench.scenarios import RooflineScenario
+from workbench.workspace import precision_fallback
 
 #: Roof colours per device slot: the primary in ink, compared presets in palette colours that
 #: are not the memory-/compute-bound blue and orange of the points.
@@ -62,7 +63,6 @@ DEVICE_COLORS = (None, th.GREEN, th.PURPLE, th.SKY)  # None: the theme's ink
 #: Saved scenarios overlaid by "Compare": dashed roofs in these colours.
 COMPARISON_COLORS = (th.VERMILLION, th.SKY, th.PURPLE, th.GREEN)
 #: When the primary preset lacks the selected precision, the first of these it has.
-PRECISION_FALLBACK = ("bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8", "fp4")
 NONE_KEY = ""
 #: Up to this many kernels, each point carries its name on the chart.
 MAX_POINT_LABELS = 12
@@ -602,9 +602,8 @@ class RooflinePanel(PanelBase):
         return True
 
     def _precision_for(self, hw: Hardware | None, wanted: str) -> str:
-        if hw is None or wanted in hw.precisions:
-            return wanted
-        return next((p for p in PRECISION_FALLBACK if p in hw.precisions), hw.precisions[0])
+        # the one fallback the whole window uses (the toolbar and the plan too)
+        return wanted if hw is None else precision_fallback(hw, wanted)
 
     def set_primary_hardware(self, key: str) -> bool:
         """Make ``key`` the primary preset (an undo step); a precision it lacks is replaced."""
@@ -660,38 +659,9 @@ class RooflinePanel(PanelBase):
             self._range_key = None
         super().set_scenario(scenario)
 
-    #: edited here, these change the shared context (the primary device too: _primary_picked);
-    #: taken from it by context_changed, which fits them to the primary device
+    #: edited here, these change the run plan (the primary device too: _primary_picked);
+    #: the plan's device, precision and sparsity come back by workbench.workspace.follow_plan
     CONTEXT_FIELDS = {"precision": "precision", "sparse": "sparse"}
-
-    def context_changed(self, ctx) -> None:
-        """The shared context's hardware, precision and sparsity, where this panel can show them."""
-        s = self.scenario()
-        changes = {}
-        primary = s.primary
-        key = getattr(ctx, "hardware", None)
-        if key and key in self.catalog and key != s.primary:
-            primary = key
-            # a compared device that becomes primary swaps places with the old primary (so the
-            # comparison survives, and undoing the context change brings the same chart back)
-            others = tuple(s.primary if k == key else k for k in s.hardware[1:])
-            changes["hardware"] = (key, *others)[: RooflineScenario.MAX_HARDWARE]
-        hw = self._hardware(primary)
-        precision = getattr(ctx, "precision", None)
-        if hw is not None:
-            if precision in hw.precisions and precision != s.precision:
-                changes["precision"] = precision
-            elif s.precision not in hw.precisions:
-                changes["precision"] = self._precision_for(hw, s.precision)
-        sparse = getattr(ctx, "sparse", None)
-        if isinstance(sparse, bool) and sparse != s.sparse:
-            changes["sparse"] = sparse
-        if changes:
-            try:
-                new = s.with_changes(**changes)
-            except ValueError:
-                return
-            self.set_scenario(new)
 
     # -- kernels ------------------------------------------------------------------------------
     def kernels(self) -> tuple[Kernel, ...]:

@@ -223,22 +223,14 @@ class ScalingPanel(PanelBase):
 
     # -- context and comparison -------------------------------------------------------------------
     CONTEXT_FIELDS = {"hardware": "hardware", "precision": "precision", "sparse": "sparse",
-                      "n_gpus": "n_gpus", "n_params": "model_params"}
+                      "n_gpus": "n_gpus", "n_params": "n_params", "n_layers": "n_layers",
+                      "d_model": "d_model", "seq_len": "seq_len"}
+    #: the plan predicts the throughput and its overheads; typing them explores locally
+    PLAN_DERIVED_FIELDS = frozenset({"tokens_per_s", "pipeline_stages", "microbatches", "comm_time_s",
+                                     "overlap", "dataloader_wait_s"})
 
-    def context_changed(self, ctx: RunContext) -> None:
-        """Take hardware, precision, sparsity, GPU count and model size from the shared context.
-        Not an undo step of its own: the window's context command is."""
-        s = self.scenario()
-        changes = {k: value for k, value in self.context_values(ctx).items() if getattr(s, k) != value}
-        if not changes:
-            self.refresh()  # the training tokens may have changed
-            return
-        try:
-            new = s.with_changes(**changes)
-        except ValueError as exc:
-            self.show_status(f"Shared context not applied: {exc}")
-            return
-        self.set_scenario(new)
+    def plan_followed(self) -> None:
+        self.refresh()  # the training tokens may have changed
 
     def _train_tokens(self) -> float:
         ctx = self.context()

@@ -1,0 +1,292 @@
+"""The workspace document in the window: one plan, one prediction per change, panels that follow
+it, the same days everywhere, old projects migrated, a sixth panel in three places."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from PySide6.QtCore import Qt
+
+import presets
+from storage import Project
+from ui import dialogs
+from ui import panels as panel_registry
+from ui.main_window import WORKSPACE_KEY, MainWindow
+from ui.panel import PanelBase
+from workbench import carbon
+from workbench import plan as plan_model
+from workbench.plan import RunPlan
+from workbench.scaling_analysis import analyse_scaling
+from workbench.scenarios import FIELD_LABELS, SCENARIO_TYPES, Scenario, _int, register_scenario_type
+from workbench.workspace import DEFAULT_PLAN
+
+MAIN_WINDOW = Path(__file__).resolve().parents[2] / "ui" / "main_window.py"
+
+
+@pytest.fixture(autouse=True)
+def _no_blocking_dialogs(monkeypatch):
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
+    monkeypatch.setattr(dialogs, "ask_recover", lambda parent, path, rec: False)
+    monkeypatch.setattr(dialogs, "show_message", lambda *a, **k: None)
+
+
+@pytest.fixture
+def project_path(tmp_path) -> Path:
+    path = tmp_path / "plan.swbproj"
+    Project.create(path).close()
+    return path
+
+
+def _open(qtbot, path: Path) -> MainWindow:
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.resize(1600, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+@pytest.fixture
+def window(qtbot, project_path) -> MainWindow:
+    return _open(qtbot, project_path)
+
+
+@pytest.fixture
+def predict_calls(monkeypatch):
+    calls = []
+    real = plan_model.predict
+
+    def counting(plan, catalog=None):
+        calls.append(plan)
+        return real(plan, catalog)
+
+    monkeypatch.setattr(plan_model, "predict", counting)
+    return calls
+
+
+def _type(qtbot, edit, text: str) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+# -- one prediction per change -------------------------------------------------------------------
+def test_one_toolbar_edit_runs_predict_once(qtbot, window, predict_calls):
+    window.document.prediction()  # the open's prediction is already made
+    predict_calls.clear()
+    _type(qtbot, window.context_toolbar.gpu_field.edit, "512")
+    assert window.document.plan().n_gpus == 512
+    window.summary_label.text()  # everything shown has been drawn
+    assert len(predict_calls) == 1
+    assert "512 ×" in window.summary_label.text()
+
+
+def test_one_power_cap_slider_step_runs_predict_once(qtbot, window, predict_calls):
+    power = window.panel("power")
+    window.raise_panel("power")
+    predict_calls.clear()
+    slider = power.cap_slider
+    slider.setFocus()
+    qtbot.keyClick(slider, Qt.Key.Key_Left)
+    assert window.document.plan().power_cap_w is not None  # the plan's cap moved
+    assert len(predict_calls) == 1
+    assert window.document.prediction().clock_fraction < 1
+
+
+def test_a_toolbar_edit_is_one_undo_step_and_every_panel_follows(qtbot, window):
+    _type(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    assert window.undo_stack.count() == 1 and window.undo_stack.undoText() == "Change GPU count to 64"
+    plan = window.document.plan()
+    assert window.panel("scaling").scenario().n_gpus == 64
+    assert window.panel("power").scenario().n_gpus == 64
+    assert window.panel("allreduce").scenario().n_ranks == plan.replicas  # the gradient sync
+    assert window.panel("collective").scenario().n_ranks == 64
+    assert window.panel("run_plan").scenario() == plan
+    window.undo_stack.undo()
+    assert window.document.plan() == DEFAULT_PLAN
+    assert window.panel("scaling").scenario().n_gpus == 8
+
+
+# -- the same numbers everywhere -------------------------------------------------------------
+def _status_days(window) -> float:
+    text = window.summary_label.text()
+    return float(text.split(" days")[0].split("│")[-1].replace("&nbsp;", "").replace(",", "").strip())
+
+
+def _assert_same_numbers(window):
+    p = window.document.prediction()
+    assert p is not None
+    plan = window.document.plan()
+    assert _status_days(window) == pytest.approx(p.train_days, abs=0.05)
+    scaling = window.panel("scaling").scenario()
+    analysis = analyse_scaling(scaling, p.peak_flops, plan.train_tokens)
+    assert analysis.training_time_s == pytest.approx(p.train_time_s, rel=1e-9)
+    power = window.panel("power")
+    run = power.plan()
+    for got, want in ((run.summary.duration_s, p.train_time_s), (run.summary.gpu_hours, p.gpu_hours),
+                      (run.summary.facility_energy_j, p.facility_energy_j), (run.summary.co2e_kg, p.co2e_kg),
+                      (run.summary.total_cost, p.total_cost)):
+        assert got == pytest.approx(want, rel=1e-9)
+    shown = {row[0]: row for row in window.panel("run_plan").results.rows()}
+    assert any("days" in " ".join(row).lower() or "training time" in row[0].lower() for row in shown.values())
+    assert carbon.J_PER_KWH  # (the status bar and panels read one prediction)
+
+
+def test_the_70b_plan_shows_the_same_days_everywhere(qtbot, window):
+    example = presets.sample_scenarios()[1][1]
+    assert isinstance(example, RunPlan) and example.n_gpus == 1024
+    window.document.replace_plan(example, "Open the 70B plan")
+    _assert_same_numbers(window)
+
+
+@pytest.mark.parametrize("index", range(len(presets.sample_scenarios())))
+def test_every_sample_made_the_plan_shows_the_same_days_everywhere(qtbot, window, index):
+    name, scenario = presets.sample_scenarios()[index]
+    window.open_scenario(scenario, f"Open {name}")
+    panel = window.panel(scenario.kind)
+    if panel.CONTEXT_FIELDS and getattr(panel, "saves_scenario", True):
+        assert panel.plan_banner.isVisibleTo(panel)  # it says it is not the plan
+        panel.adopt_as_plan()
+    if not getattr(panel, "saves_scenario", True) or panel.CONTEXT_FIELDS:
+        assert not panel.override_context()
+    _assert_same_numbers(window)
+
+
+def test_a_panel_with_local_override_says_so_and_offers_the_way_back(qtbot, window):
+    power = window.panel("power")
+    _type(qtbot, power.field("pue").edit, "1.5")
+    assert window.document.plan().pue == 1.5  # a plan field: the plan changed
+    power.action_override.setChecked(True)
+    _type(qtbot, power.field("pue").edit, "1.8")
+    assert window.document.plan().pue == 1.5 and power.scenario().pue == 1.8
+    assert power.plan_banner.isVisibleTo(power)
+    assert "Local override" in power.plan_banner_label.text()
+    power.follow_button.click()
+    assert not power.override_context() and power.scenario().pue == 1.5
+    assert not power.plan_banner.isVisibleTo(power)
+
+
+def test_typing_a_throughput_the_plan_computes_makes_the_panel_local(qtbot, window):
+    scaling = window.panel("scaling")
+    _type(qtbot, scaling.field("tokens_per_s").edit, "100k")
+    assert scaling.override_context() and scaling.scenario().tokens_per_s == 100e3
+    assert "comes from the run plan" in scaling.plan_banner_label.text()
+
+
+# -- saving and opening ------------------------------------------------------------------------
+def test_the_plan_is_saved_and_reopened(qtbot, project_path):
+    window = _open(qtbot, project_path)
+    _type(qtbot, window.context_toolbar.gpu_field.edit, "128")
+    assert window.save()
+    window.close()
+    again = _open(qtbot, project_path)
+    assert again.document.plan().n_gpus == 128
+    assert again.panel("scaling").scenario().n_gpus == 128
+
+
+def test_a_project_saved_by_the_previous_version_opens_migrated(qtbot, project_path):
+    old = {
+        "version": 1,
+        "context": {"hardware": "a100-sxm-80gb", "n_gpus": 64, "precision": "bf16", "sparse": False,
+                    "interconnect": "nic-200g", "model_params": 70e9, "train_tokens": 2e12},
+        "panels": {"power": {"kind": "power", "schema_version": 2, "pue": 1.4, "hardware": "a100-sxm-80gb",
+                             "n_gpus": 64}},
+        "overrides": {"power": True},
+        "active": "scaling",
+    }
+    with Project.open(project_path) as project:
+        project.set_meta(WORKSPACE_KEY, json.dumps(old))
+        project.save()
+    window = _open(qtbot, project_path)
+    plan = window.document.plan()
+    assert (plan.hardware, plan.n_gpus, plan.n_params, plan.train_tokens, plan.inter_node) == (
+        "a100-sxm-80gb", 64, 70e9, 2e12, "nic-200g")
+    assert window.panel("power").override_context() and window.panel("power").scenario().pue == 1.4
+    assert window.panel("scaling").scenario().n_gpus == 64
+    assert window.active_kind() == "scaling"
+
+
+# -- the window only arranges -------------------------------------------------------------------
+def test_the_main_window_has_no_plan_arithmetic_no_workspace_json_and_no_kind_literal():
+    source = MAIN_WINDOW.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    for record in panel_registry.PANELS:
+        assert record.kind not in strings, record.kind
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    names |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    for name in ("predict", "plan_run", "plan_for_scenario", "power_cap_sweep", "run_summary_of", "loads",
+                 "RunContext", "WORKSPACE_VERSION", "scenario_from_dict", "mfu", "carbon"):
+        assert name not in names, name
+
+
+# -- a sixth panel ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _NoteScenario(Scenario):
+    """A dummy seventh kind: one number (registered by its test only, not at import)."""
+
+    kind: ClassVar[str] = "note_test"
+    count: int = 3
+
+    def _check(self) -> None:
+        self._set("count", _int("count", self.count, 0, 100))
+
+
+class _NoteView(PanelBase):
+    kind = "note_test"
+    title = "Notes (test)"
+
+    def __init__(self, catalog, scenario=None, parent=None, *, undo_stack=None):
+        from ui.charts import Chart
+
+        super().__init__(scenario or _NoteScenario(), parent, undo_stack=undo_stack)
+        self.catalog = catalog
+        self.chart = self.add_chart(Chart(self, title="Notes", x_label="Step", y_label="Count"))
+        self.add_int_field("count", "Count", minimum=0, maximum=100)
+        self.refresh()
+
+    def refresh(self) -> None:
+        if hasattr(self, "chart"):
+            n = self.scenario().count
+            self.chart.add_series("count", [0.0, 1.0], [float(n), float(n)])
+
+
+def test_another_panel_needs_a_scenario_type_a_view_and_one_registry_line(qtbot, project_path, tmp_path,
+                                                                        monkeypatch):
+    # the three places: the scenario type, the view, one registry line
+    register_scenario_type(_NoteScenario)
+    FIELD_LABELS.setdefault("count", "Count")
+    record = panel_registry.register_panel(panel_registry.PanelRecord(
+        "note_test", "Notes (test)", "Notes", _NoteScenario, _NoteView, _NoteScenario))
+    try:
+        window = _open(qtbot, project_path)
+        assert "note_test" in window.panels and "note_test" in window.docks
+        notes = window.panel("note_test")
+        _type(qtbot, notes.field("count").edit, "7")
+        assert notes.scenario().count == 7 and window.undo_stack.count() == 1
+        monkeypatch.setattr(dialogs, "ask_text", lambda *a, **k: "seven")
+        assert window.save_panel_scenario("note_test") is not None
+        assert window.save()
+        # the browser lists it, the export draws it, the project keeps it and the workspace too
+        groups = [window.browser.tree.topLevelItem(i).text(0) for i in range(window.browser.tree.topLevelItemCount())]
+        assert any(g.startswith("Notes") for g in groups)
+        png = Path(notes.export_to("png", tmp_path / "notes.png", width_px=800))
+        assert png.stat().st_size > 1000
+        window.close()
+        again = _open(qtbot, project_path)
+        assert again.panel("note_test").scenario().count == 7
+        with Project.open(project_path) as project:
+            names = [(r.kind, r.name) for r in project.list_scenarios()]
+        assert ("note_test", "seven") in names
+        again.close()
+    finally:
+        panel_registry.PANELS.remove(record)
+        SCENARIO_TYPES.pop("note_test", None)
+        FIELD_LABELS.pop("count", None)

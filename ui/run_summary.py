@@ -1,0 +1,65 @@
+"""The status bar's line about the planned run: the document's prediction, formatted.
+
+Nothing is computed here: every number is a field of ``workbench.plan.Prediction``.
+"""
+
+from __future__ import annotations
+
+import html
+
+from workbench import units
+from workbench.hardware import PRECISION_LABELS
+from workbench.plan import TERM_LABELS, Prediction, RunPlan, mfu_rating
+
+
+def _q(value: float, unit: str) -> str:
+    try:
+        return units.format_quantity(value, unit, digits=3)
+    except ValueError:
+        return f"{value:.3g} {unit}"
+
+
+def cost_text(p: Prediction, plan: RunPlan) -> str:
+    """The run's cost, saying what it counts: energy alone while no GPU-hour price is set."""
+    total = f"{p.total_cost:,.0f} {plan.currency}"
+    if plan.gpu_hour_price == 0:
+        return f"{total} (energy only; GPU-hour price not set)"
+    return total
+
+
+def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, problem: str = "") -> tuple[str, str]:
+    """(rich text, tooltip) of the status bar for the plan's prediction (or why there is none)."""
+    name = html.escape(hardware_name)
+    head = f"<b>{plan.n_gpus:,} × {name}</b>"
+    if p is None:
+        tip = "The run plan cannot be predicted" + (f":<br>{html.escape(problem)}" if problem else ".")
+        return f"{head} &nbsp; run summary unavailable", tip
+    parts = [
+        head,
+        f"MFU {p.mfu:.1%}",
+        f"{p.train_days:,.1f} days",
+        f"{p.gpu_hours:,.0f} GPU-h",
+        f"{p.facility_energy_kwh / 1000.0:,.1f} MWh",
+        f"{p.co2e_kg / 1000.0:,.1f} t CO₂e",
+        html.escape(cost_text(p, plan)),
+    ]
+    drag = TERM_LABELS.get(p.largest_drag, "none")
+    cap = f"capped at {_q(plan.power_cap_w, 'W')}" if plan.power_cap_w else "uncapped (TDP)"
+    tip = (
+        "<b>The run plan</b> (Run plan panel; every panel shows the same numbers)<br>"
+        f"{_q(plan.n_params, '')} parameters, {_q(plan.train_tokens, '')} tokens, "
+        f"{PRECISION_LABELS.get(plan.precision, plan.precision)}; "
+        f"TP {plan.tp} × PP {plan.pp} × CP {plan.cp} × DP {plan.dp}<br>"
+        f"MFU {p.mfu:.1%}: {html.escape(mfu_rating(p.mfu))}<br>"
+        f"Step {p.step_time_s:.3g} s, {_q(p.tokens_per_s, '')} tokens/s; largest drag: {html.escape(drag)}<br>"
+        f"GPU power {_q(p.gpu_power_w, 'W')} ({cap}), host {_q(plan.host_overhead_w_per_gpu, 'W')} per GPU; "
+        f"PUE {plan.pue:g}; grid {plan.grid_g_per_kwh:g} g CO₂e/kWh<br>"
+        f"Prices: {plan.energy_price_per_kwh:g} {html.escape(plan.currency)}/kWh, "
+        + (f"{plan.gpu_hour_price:g} {html.escape(plan.currency)}/GPU-hour" if plan.gpu_hour_price
+           else "GPU-hour price not set")
+        + f"<br>Energy cost {p.energy_cost:,.0f}, compute cost {p.compute_cost:,.0f} {html.escape(plan.currency)}"
+    )
+    return " &nbsp;│&nbsp; ".join(parts), tip
+
+
+__all__ = ["summary_line", "cost_text"]
