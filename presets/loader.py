@@ -258,12 +258,21 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
 
     tdp_w = None
     tdp_source = ""
+    host_w = None
+    host_source = ""
     notes = [e.text("note", "")]
     power = e.sub("power", required=False)
     if power is not None:
-        power.only({"tdp_w", "source", "note"})
+        power.only({"tdp_w", "source", "note", "system_max_w", "system_gpus", "system_source"})
         tdp_w = power.number("tdp_w")
         tdp_source = power.text("source")
+        if power.has("system_max_w"):
+            system_w, gpus = power.number("system_max_w"), power.integer("system_gpus")
+            if system_w <= gpus * tdp_w:
+                raise power.error("system_max_w", f"must exceed its {gpus} GPUs' {gpus * tdp_w:g} W")
+            host_w = (system_w - gpus * tdp_w) / gpus
+            host_source = (power.text("system_source") + f": ({system_w:g} W - {gpus} x {tdp_w:g} W) / {gpus} "
+                           f"= {host_w:g} W per GPU for the rest of the node")
         if power.text("note", ""):
             notes.append("Power: " + power.text("note", ""))
 
@@ -288,7 +297,7 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
 
     return _build(e, lambda: Hardware(
         name=name, vendor=vendor, compute=tuple(rates), memory=(memory,),
-        tdp_w=tdp_w, tdp_source=tdp_source,
+        tdp_w=tdp_w, tdp_source=tdp_source, host_power_w=host_w, host_power_source=host_source,
         interconnect_bw=link_bw, interconnect=link_name, interconnect_source=link_source,
         note=" ".join(n for n in notes if n), builtin=True, key=key))
 

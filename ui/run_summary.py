@@ -52,7 +52,8 @@ def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, proble
         f"TP {plan.tp} × PP {plan.pp} × CP {plan.cp} × DP {plan.dp}<br>"
         f"MFU {p.mfu:.1%}: {html.escape(mfu_rating(p.mfu))}<br>"
         f"Step {p.step_time_s:.3g} s, {_q(p.tokens_per_s, '')} tokens/s; largest drag: {html.escape(drag)}<br>"
-        f"GPU power {_q(p.gpu_power_w, 'W')} ({cap}), host {_q(plan.host_overhead_w_per_gpu, 'W')} per GPU; "
+        f"GPU power {_q(p.gpu_power_w, 'W')} ({cap}), host {_q(p.host_power_w_per_gpu, 'W')} per GPU"
+        + (" (the system's maximum less its GPUs')" if plan.host_overhead_w_per_gpu is None else "") + "; "
         f"PUE {plan.pue:g}; grid {plan.grid_g_per_kwh:g} g CO₂e/kWh<br>"
         f"Prices: {plan.energy_price_per_kwh:g} {html.escape(plan.currency)}/kWh, "
         + (f"{plan.gpu_hour_price:g} {html.escape(plan.currency)}/GPU-hour" if plan.gpu_hour_price

@@ -101,6 +101,10 @@ class Hardware:
     memory: tuple[MemoryLevel, ...]
     tdp_w: float | None = None  # watts, board/module power
     tdp_source: str = ""
+    # The rest of a node's power (CPUs, memory, NICs, fans) per GPU, from a system's maximum
+    # power less its GPUs' (a DGX H100: (10.2 kW - 8 x 700 W) / 8 = 575 W); None where unknown.
+    host_power_w: float | None = None
+    host_power_source: str = ""
     # Interconnect bandwidth per GPU as the vendor prints it: total of both directions
     # (NVLink 4 "900 GB/s" is 450 GB/s each way). None where there is no GPU-GPU link.
     interconnect_bw: float | None = None
@@ -138,6 +142,9 @@ class Hardware:
         if self.tdp_w is not None:
             object.__setattr__(self, "tdp_w", v.positive("tdp_w", self.tdp_w))
             v.text("tdp_source", self.tdp_source)
+        if self.host_power_w is not None:
+            object.__setattr__(self, "host_power_w", v.non_negative("host_power_w", self.host_power_w))
+            v.text("host_power_source", self.host_power_source)
         if self.interconnect_bw is not None:
             object.__setattr__(self, "interconnect_bw", v.positive("interconnect_bw", self.interconnect_bw))
             v.text("interconnect_source", self.interconnect_source)
@@ -202,6 +209,8 @@ class Hardware:
             ],
             "tdp_w": self.tdp_w,
             "tdp_source": self.tdp_source,
+            "host_power_w": self.host_power_w,
+            "host_power_source": self.host_power_source,
             "interconnect_bw": self.interconnect_bw,
             "interconnect": self.interconnect,
             "interconnect_source": self.interconnect_source,

@@ -146,7 +146,9 @@ class RunPlan(Scenario):
     behind compute (async TP), ``overlap_dp_comm`` whether gradient synchronisation overlaps
     the backward pass. ``flash_attention`` False runs the attention core unfused (scores
     stored, as in Megatron-LM before 2022); ``fused_kernels`` False is eager PyTorch (no
-    torch.compile, Transformer Engine or fused norm and activation kernels). ``zero3_gather``
+    torch.compile, Transformer Engine or fused norm and activation kernels).
+    ``host_overhead_w_per_gpu`` None takes the hardware preset's system figure (the rest of a
+    DGX node per GPU) where it has one, else 0. ``zero3_gather``
     is how ZeRO 3 fetches parameters (``ZERO3_GATHERS``).
     """
 
@@ -194,7 +196,7 @@ class RunPlan(Scenario):
     power_cap_w: float | None = None
     static_fraction: float = pw.DEFAULT_STATIC_FRACTION
     min_voltage_fraction: float = pw.DEFAULT_MIN_VOLTAGE_FRACTION
-    host_overhead_w_per_gpu: float = 0.0
+    host_overhead_w_per_gpu: float | None = None
     pue: float = 1.2
     grid_g_per_kwh: float = 475.0
     energy_price_per_kwh: float = 0.10
@@ -254,7 +256,8 @@ class RunPlan(Scenario):
         s("static_fraction", _float("static_fraction", self.static_fraction, low=0, high=1, high_open=True))
         s("min_voltage_fraction", _float("min_voltage_fraction", self.min_voltage_fraction,
                                          low=0, high=1, low_open=True))
-        s("host_overhead_w_per_gpu", _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0))
+        if self.host_overhead_w_per_gpu is not None:
+            s("host_overhead_w_per_gpu", _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0))
         s("pue", _float("pue", self.pue, low=1, high=5))
         s("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0))
         s("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0))
@@ -944,6 +947,7 @@ class Prediction:
     compute_bound_share: float  # share of the uncapped step a lower clock slows
     clock_fraction: float  # under the power cap (1 uncapped)
     gpu_power_w: float  # average draw of one GPU
+    host_power_w_per_gpu: float  # the rest of the node, per GPU, counted in the IT energy
     train_time_s: float
     gpu_hours: float
     it_energy_j: float
@@ -1065,6 +1069,13 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     else:
         power_w = float(pw.power_at_clock(clock, tdp, plan.static_fraction, plan.min_voltage_fraction))
 
+    if plan.host_overhead_w_per_gpu is not None:
+        host = plan.host_overhead_w_per_gpu
+    else:
+        host = hw.host_power_w or 0.0
+        notes.append(f"host power {host:g} W per GPU: {hw.host_power_source}" if hw.host_power_w is not None
+                     else f"{hw.name} has no system power figure: host power not counted (set it to count it)")
+
     terms["data_loading"] = data_loading_time(plan, busy)
     step = sum(terms.values())
     terms["checkpoint"] = checkpoint_time(plan, step)
@@ -1077,7 +1088,7 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     train_time = plan.train_tokens / tokens_per_s
     summary = carbon.run_summary(
         plan.n_gpus, train_time, power_w, plan.pue, plan.grid_g_per_kwh,
-        plan.energy_price_per_kwh, plan.gpu_hour_price, plan.host_overhead_w_per_gpu,
+        plan.energy_price_per_kwh, plan.gpu_hour_price, host,
     )
     memory = memory_per_gpu(plan, dev.mem_capacity)
     fixes = tuple(memory_fixes(plan, dev.mem_capacity)) if not memory.fits else ()
@@ -1086,7 +1097,8 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
         tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=tokens_per_s / plan.n_gpus,
         mfu=mfu_value, hfu=hfu_value, peak_flops=dev.peak_flops, memory=memory, memory_fixes=fixes,
         uncapped_tokens_per_s=plan.tokens_per_step / uncapped_step,
-        compute_bound_share=compute_bound_share, clock_fraction=clock, gpu_power_w=power_w, train_time_s=train_time,
+        compute_bound_share=compute_bound_share, clock_fraction=clock, gpu_power_w=power_w,
+        host_power_w_per_gpu=host, train_time_s=train_time,
         gpu_hours=summary.gpu_hours, it_energy_j=summary.it_energy_j,
         facility_energy_j=summary.facility_energy_j, co2e_kg=summary.co2e_kg,
         energy_cost=summary.energy_cost, compute_cost=summary.compute_cost,

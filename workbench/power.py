@@ -252,3 +252,42 @@ def zeus_cost(energy_j, time_s, max_power_w: float, eta: float = ZEUS_ETA):
     except ValueError:
         raise v.InputError("energy_j", "shapes of energy_j and time_s do not broadcast together") from None
     return v.scalar_or_array(cost, s1 and s2)
+
+
+#: What "the best power cap" optimises: Zeus's energy-time cost (eta x energy + (1 - eta) x
+#: max power x time, eta = 0.5), or energy alone (the most tokens per joule).
+CAP_OBJECTIVES: tuple[str, ...] = ("energy_time", "energy")
+
+
+def best_cap(
+    objective: str,
+    tdp_w: float,
+    tokens_per_s: float,
+    eta: float = ZEUS_ETA,
+    caps=None,
+    step_w: float = ZEUS_STEP_W,
+    compute_bound_share: float = DEFAULT_COMPUTE_BOUND_SHARE,
+    static_fraction: float = DEFAULT_STATIC_FRACTION,
+    min_voltage_fraction: float = DEFAULT_MIN_VOLTAGE_FRACTION,
+    min_clock_fraction: float = DEFAULT_MIN_CLOCK_FRACTION,
+) -> CappedPerformance:
+    """The operating point of the sweep that is best for ``objective`` (a scalar value).
+
+    - "energy": the most tokens per joule (:func:`best_cap_for_efficiency`).
+    - "energy_time": the least Zeus cost per token, :func:`zeus_cost` of one token's energy
+      and time with ``max_power_w`` the TDP: eta x P / r + (1 - eta) x TDP / r. Time counts, so
+      it caps less deeply than energy alone.
+    """
+    goal = v.choice("objective", objective, CAP_OBJECTIVES)
+    args = (tdp_w, tokens_per_s, caps, step_w, compute_bound_share, static_fraction,
+            min_voltage_fraction, min_clock_fraction)
+    if goal == "energy":
+        return best_cap_for_efficiency(*args)
+    sweep = power_cap_sweep(*args)
+    per_token = zeus_cost(np.asarray(sweep.joules_per_token), 1.0 / np.asarray(sweep.tokens_per_s),
+                          tdp_w, eta)
+    k = int(np.argmin(per_token))
+    return CappedPerformance(*(float(np.asarray(x)[k]) for x in (
+        sweep.cap_w, sweep.clock_fraction, sweep.tokens_per_s,
+        sweep.power_w, sweep.tokens_per_joule, sweep.joules_per_token,
+    )))

@@ -67,6 +67,8 @@ COLLECTIVES: tuple[str, ...] = (
 SCHEDULES: tuple[str, ...] = ("conceptual", "ring")
 RECOMPUTE: tuple[str, ...] = ("none", "full")
 SCALING_MODES: tuple[str, ...] = ("strong", "weak")
+#: What the Power panel's best cap optimises (as workbench.power.CAP_OBJECTIVES).
+CAP_OBJECTIVES: tuple[str, ...] = ("energy_time", "energy")
 
 #: Allowed values of each choice field (for combo boxes).
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -75,6 +77,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "schedule": SCHEDULES,
     "recompute": RECOMPUTE,
     "mode": SCALING_MODES,
+    "cap_objective": CAP_OBJECTIVES,
 }
 
 #: Display names of choice values (for combo boxes and undo labels).
@@ -94,6 +97,7 @@ VALUE_LABELS: dict[str, dict[str, str]] = {
                   "selective": "selective recomputation (attention core)",
                   "op": "op-level recomputation (every other matmul)"},
     "mode": {"strong": "strong scaling", "weak": "weak scaling"},
+    "cap_objective": {"energy_time": "energy and time (Zeus, eta 0.5)", "energy": "energy only (tokens per joule)"},
 }
 
 #: Human name of every scenario field, for form labels and undo text (sentence case).
@@ -151,6 +155,7 @@ FIELD_LABELS: dict[str, str] = {
     "pue": "PUE",
     "grid_g_per_kwh": "Grid carbon intensity (gCO2e/kWh)",
     "region": "Region",
+    "cap_objective": "Best cap by",
     "energy_price_per_kwh": "Energy price per kWh",
     "gpu_hour_price": "Price per GPU-hour",
     "currency": "Currency",
@@ -617,7 +622,7 @@ class PowerScenario(Scenario):
     """
 
     kind: ClassVar[str] = "power"
-    schema_version: ClassVar[int] = 2
+    schema_version: ClassVar[int] = 3
 
     hardware: str = "h100-sxm"
     n_gpus: int = 8
@@ -635,6 +640,8 @@ class PowerScenario(Scenario):
     pue: float = 1.2
     grid_g_per_kwh: float = 475.0
     region: str = "world"
+    #: what the best cap optimises (workbench.power.CAP_OBJECTIVES): energy and time by default
+    cap_objective: str = "energy_time"
     energy_price_per_kwh: float = 0.10
     gpu_hour_price: float = 0.0
     currency: str = "USD"
@@ -661,6 +668,7 @@ class PowerScenario(Scenario):
         self._set("pue", _float("pue", self.pue, low=1, high=5))
         self._set("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0))
         self._set("region", _key("region", self.region))
+        self._set("cap_objective", v.choice("cap_objective", self.cap_objective, CAP_OBJECTIVES))
         self._set("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0))
         self._set("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0))
         currency = v.text("currency", self.currency)
@@ -674,6 +682,12 @@ def _power_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     # Version 1 planned from the measured throughput only: a saved scenario keeps it, and
     # so gives the same numbers as before (the model size and precision are then unused).
     return {**data, "throughput_mfu": None, "n_params": 8e9, "precision": "bf16"}
+
+
+@register_upgrader("power", 2)
+def _power_v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 2's best cap was the most tokens per joule: a saved scenario keeps that.
+    return {**data, "cap_objective": "energy"}
 
 
 #: Every scenario type by its ``kind`` (``workbench.plan`` adds the run plan's).

@@ -342,6 +342,9 @@ def _power(s: PowerScenario, view: PlanView) -> PowerScenario:
     share of the step a cap slows (so the panel's accounting is the plan's)."""
     plan = view.plan
     changes = {name: getattr(plan, name) for name in POWER_PLAN_FIELDS}
+    if changes["host_overhead_w_per_gpu"] is None:  # the preset's system figure, as predicted
+        changes["host_overhead_w_per_gpu"] = (view.prediction.host_power_w_per_gpu
+                                              if view.prediction is not None else 0.0)
     if view.prediction is not None:
         changes["throughput_mfu"] = None
         changes["tokens_per_s_per_gpu"] = view.prediction.uncapped_tokens_per_s / plan.n_gpus

@@ -24,7 +24,8 @@ def catalog(qapp):
 @pytest.fixture
 def panel(qtbot, catalog):
     # planned from a measured throughput (3,000 tokens/s per GPU); the MFU plan has its own tests
-    p = PowerPanel(catalog, PowerScenario(n_gpus=8, train_tokens=1e12, gpu_hour_price=2.0, throughput_mfu=None))
+    p = PowerPanel(catalog, PowerScenario(n_gpus=8, train_tokens=1e12, gpu_hour_price=2.0, throughput_mfu=None,
+                                          cap_objective="energy"))
     qtbot.addWidget(p)
     p.resize(1600, 900)
     p.show()
@@ -354,3 +355,22 @@ def test_the_precision_list_is_the_gpus_own(qtbot, planned):
     labels = [combo.itemText(i) for i in range(combo.count())]
     assert "BF16 (not on this GPU)" in labels and combo.currentData() == "bf16"
     assert "FP8" not in labels
+
+
+def test_the_best_cap_weighs_energy_and_time_by_default(qtbot, catalog):
+    from workbench import power
+
+    p = PowerPanel(catalog, PowerScenario(n_gpus=8, train_tokens=1e12, throughput_mfu=None, compute_bound_share=0.3))
+    qtbot.addWidget(p)
+    s = p.scenario()
+    assert s.cap_objective == "energy_time" and p.field("cap_objective").currentData() == "energy_time"
+    both = power.best_cap("energy_time", 700.0, s.tokens_per_s_per_gpu, compute_bound_share=0.3,
+                          static_fraction=s.static_fraction, min_voltage_fraction=s.min_voltage_fraction)
+    energy = power.best_cap("energy", 700.0, s.tokens_per_s_per_gpu, compute_bound_share=0.3,
+                            static_fraction=s.static_fraction, min_voltage_fraction=s.min_voltage_fraction)
+    assert energy.cap_w <= both.cap_w  # time counts too: a shallower cap
+    assert p.best_cap() == both.cap_w
+    assert p.result_text("Best cap for energy and time") == (f"{both.cap_w:g}", "W")
+    pick(qtbot, p.field("cap_objective"), "Energy only (most tokens per joule)")
+    assert p.scenario().cap_objective == "energy" and p.best_cap() == energy.cap_w
+    assert p.undo_stack().count() == 1

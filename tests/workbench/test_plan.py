@@ -139,7 +139,12 @@ def test_days_energy_carbon_and_cost_follow_from_the_step():
     p = predict(plan)
     assert p.train_time_s == pytest.approx(plan.train_tokens / p.tokens_per_s)
     assert p.gpu_hours == pytest.approx(plan.n_gpus * p.train_time_s / 3600)
-    assert p.it_energy_j == pytest.approx(plan.n_gpus * 700 * p.train_time_s)  # uncapped: TDP
+    # uncapped: the TDP, plus the rest of a DGX H100 per GPU, (10.2 kW - 8 x 700 W) / 8 = 575 W
+    assert p.host_power_w_per_gpu == pytest.approx(575.0)
+    assert p.it_energy_j == pytest.approx(plan.n_gpus * (700 + 575) * p.train_time_s)
+    assert any("10.2 kW" in note for note in p.notes)
+    own = predict(plan.with_changes(host_overhead_w_per_gpu=0.0))
+    assert own.it_energy_j == pytest.approx(plan.n_gpus * 700 * own.train_time_s)
     assert p.facility_energy_j == pytest.approx(p.it_energy_j * plan.pue)
     assert p.co2e_kg == pytest.approx(p.facility_energy_kwh * plan.grid_g_per_kwh / 1000)
     assert p.total_cost == pytest.approx(p.facility_energy_kwh * 0.10 + p.gpu_hours * 2.0)

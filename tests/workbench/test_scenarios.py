@@ -58,7 +58,7 @@ def test_the_six_kinds():
     }
     for cls in ALL_TYPES:
         assert issubclass(cls, Scenario)
-        assert cls.schema_version == (2 if cls is PowerScenario else 1)
+        assert cls.schema_version == (3 if cls is PowerScenario else 1)
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES)
@@ -443,14 +443,18 @@ def test_bad_version(version):
 
 
 def test_missing_fields_take_defaults():
-    assert scenario_from_dict({"kind": "power", "schema_version": 2, "n_gpus": 64}) == PowerScenario(n_gpus=64)
+    assert scenario_from_dict({"kind": "power", "schema_version": 3, "n_gpus": 64}) == PowerScenario(n_gpus=64)
+    # a version-2 scenario keeps its best cap by tokens per joule
+    assert scenario_from_dict({"kind": "power", "schema_version": 2, "n_gpus": 64}) == PowerScenario(
+        n_gpus=64, cap_objective="energy")
 
 
 def test_power_version_1_keeps_planning_from_its_measured_throughput():
     old = {"kind": "power", "schema_version": 1, "n_gpus": 64, "tokens_per_s_per_gpu": 6500.0}
     upgraded = scenario_from_dict(old)
-    assert upgraded == PowerScenario(n_gpus=64, tokens_per_s_per_gpu=6500.0, throughput_mfu=None)
-    assert upgraded.to_dict()["schema_version"] == 2
+    assert upgraded == PowerScenario(n_gpus=64, tokens_per_s_per_gpu=6500.0, throughput_mfu=None,
+                                     cap_objective="energy")
+    assert upgraded.to_dict()["schema_version"] == 3
     assert scenario_from_dict(upgraded.to_dict()) == upgraded
     with pytest.raises(InputError) as info:
         PowerScenario(throughput_mfu=1.5)

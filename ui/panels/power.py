@@ -236,6 +236,13 @@ class PowerPanel(PanelBase):
         ends.addWidget(self.slider_max_label)
         box.addLayout(ends)
         self.form.addRow("", slider_box)
+        objective = self.add_choice("cap_objective", [
+            ("Energy and time (Zeus, η = 0.5)", "energy_time"),
+            ("Energy only (most tokens per joule)", "energy"),
+        ], "Best cap by")
+        objective.setToolTip("What the best cap (green on the charts) optimises. Energy and time weighs a "
+                             "joule against a second at the TDP (Zeus's cost, η = 0.5): a deep cap saves "
+                             "energy but the run takes longer. Energy only finds the most tokens per joule.")
 
         self.add_section("GPU power model")
         self.add_quantity_field("static_fraction", "Static power share", unit="%", minimum=0, maximum=1,
@@ -485,7 +492,7 @@ class PowerPanel(PanelBase):
         return self._plan
 
     def best_cap(self) -> float | None:
-        """The cap with the most tokens per joule (W), as marked on the chart."""
+        """The best cap for the scenario's objective (W), as marked on the chart."""
         return float(self._best.cap_w) if self._best is not None else None
 
     # -- comparison --------------------------------------------------------------------------
@@ -590,7 +597,7 @@ class PowerPanel(PanelBase):
             peak = carbon.plan_peak_flops(s, hw)
             rate = carbon.scenario_tokens_per_s(s, peak)
             sweep = power.power_cap_sweep(tdp, rate, **model)
-            best = power.best_cap_for_efficiency(tdp, rate, **model)
+            best = power.best_cap(s.cap_objective, tdp, rate, **model)
             plan = carbon.plan_for_scenario(s, tdp, tokens_per_s_per_gpu=rate)
             llama_kwh = carbon.llama3_style_energy_kwh(plan.summary.gpu_hours, tdp)
         except InputError as exc:
@@ -654,7 +661,8 @@ class PowerPanel(PanelBase):
             self.chart.add_series(name, other_sweep.cap_w, other_sweep.tokens_per_joule, color=color, style="dash")
             self.rate_chart.add_series(name, other_sweep.cap_w, other_sweep.tokens_per_s, color=color,
                                        style="dash")
-        self.chart.add_series("best tokens/J", [best.cap_w], [best.tokens_per_joule], color=th.GREEN,
+        marker = "best tokens/J" if self._scenario.cap_objective == "energy" else "best cap"
+        self.chart.add_series(marker, [best.cap_w], [best.tokens_per_joule], color=th.GREEN,
                               symbol="d", width=0.01, in_legend=False)
         for chart in (self.chart, self.rate_chart):
             chart.add_reference_line(best.cap_w, label=f"best {best.cap_w:.0f} W", color=th.GREEN)
@@ -684,6 +692,8 @@ class PowerPanel(PanelBase):
             ("Energy per token", "GPU energy per token: the inverse of tokens per joule"),
             ("Best cap for efficiency", "The cap on the 25 W grid with the most tokens per joule (marked in "
                                         "green on the chart)"),
+            ("Best cap for energy and time", "The cap on the 25 W grid with the least Zeus cost per token: "
+                                             "0.5 x energy + 0.5 x TDP x time (marked in green on the chart)"),
             ("Run duration", "Wall-clock time to train on all tokens at the capped job throughput"),
             ("GPU-hours", "GPUs x run duration in hours"),
             ("IT energy", "GPUs x (average GPU power + host power per GPU) x duration"),
@@ -700,6 +710,7 @@ class PowerPanel(PanelBase):
         s: PowerScenario = self._scenario
         perf, summary = plan.performance, plan.summary
         tips = dict(self._row_specs())
+        best_label = "Best cap for efficiency" if s.cap_objective == "energy" else "Best cap for energy and time"
         it_value, it_unit = _energy(summary.it_energy_j)
         fac_value, fac_unit = _energy(summary.facility_energy_j)
         llama_value, llama_unit = _energy(llama_kwh * carbon.J_PER_KWH)
@@ -713,8 +724,8 @@ class PowerPanel(PanelBase):
             ResultRow("Average GPU power", float(perf.power_w), "W", tips["Average GPU power"]),
             ResultRow("Tokens per joule", f"{float(perf.tokens_per_joule):.3g}", "tokens/J", tips["Tokens per joule"]),
             ResultRow("Energy per token", float(perf.joules_per_token), "J", tips["Energy per token"]),
-            ResultRow("Best cap for efficiency", float(best.cap_w), "W",
-                      tips["Best cap for efficiency"] + f": {float(best.tokens_per_joule):.3g} tokens/J at "
+            ResultRow(best_label, float(best.cap_w), "W",
+                      tips[best_label] + f": {float(best.tokens_per_joule):.3g} tokens/J at "
                       f"{_count(float(best.tokens_per_s))} tokens/s per GPU"),
             ResultRow("Run duration", summary.duration_s, "s", tips["Run duration"]),
             ResultRow("GPU-hours", _count(summary.gpu_hours), "GPU-h", tips["GPU-hours"]),
