@@ -136,3 +136,30 @@ def push_scenario_edit(stack: QUndoStack, target: ScenarioTarget, new_scenario: 
     # After a merge Qt has deleted ``command``; the step holding this edit is the current one.
     index = stack.index()
     return stack.command(index - 1) if index > 0 else None
+
+
+class OverrideCommand(QUndoCommand):
+    """Turn a panel's Local override on or off (undo puts it back, and a panel back on the plan
+    follows it again)."""
+
+    def __init__(self, panel: Any, on: bool, text: str | None = None, parent: QUndoCommand | None = None):
+        super().__init__(text or ("Local override" if on else "Follow the run plan"), parent)
+        self.panel = panel
+        self.on = bool(on)
+        self.before = panel.scenario()  # following the plan again replaces it: undo brings it back
+
+    def redo(self) -> None:
+        self.panel.set_override_context(self.on, follow=not self.on)
+
+    def undo(self) -> None:
+        self.panel.set_override_context(not self.on, follow=self.on)
+        if not self.on and self.panel.scenario() != self.before:
+            self.panel.set_scenario(self.before)
+
+
+def push_override(stack: QUndoStack, panel: Any, on: bool, text: str | None = None) -> bool:
+    """Push a change of ``panel``'s Local override (nothing when it already is ``on``)."""
+    if bool(panel.override_context()) == bool(on):
+        return False
+    stack.push(OverrideCommand(panel, on, text))
+    return True

@@ -21,6 +21,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 import presets
 from workbench import plan as plan_model
+from workbench import units
 from workbench._validate import InputError
 from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS, Hardware, Interconnect
@@ -40,6 +41,12 @@ log = logging.getLogger(__name__)
 
 #: id() of mergeable plan edits.
 PLAN_EDIT_ID = 0x504C  # "PL"
+#: Plan fields set by picking rather than typing: each pick is its own undo step.
+CHOICE_FIELDS = frozenset({
+    "hardware", "precision", "intra_node", "inter_node", "recompute", "zero", "sequence_parallel", "sparse",
+    "gated_mlp", "grad_reduce_precision", "zero3_gather", "flash_attention", "fused_kernels", "overlap_dp_comm",
+    "currency",
+})
 
 #: Undo labels of plan fields the scenario tables do not name.
 PLAN_LABELS: dict[str, str] = {
@@ -81,14 +88,17 @@ class PresetCatalog:
 class PlanCommand(QUndoCommand):
     """Replace the plan (and sparsity) ``old`` by ``new``; edits of one same field merge."""
 
-    def __init__(self, document: Document, old: tuple[RunPlan, bool], new: tuple[RunPlan, bool], text: str):
+    def __init__(self, document: Document, old: tuple[RunPlan, bool], new: tuple[RunPlan, bool], text: str,
+                 *, mergeable: bool = True):
         super().__init__(text)
         self.document = document
         self.old = old
         self.new = new
-        # edits that change the same fields merge (typing 512 then 1k GPUs: GPU count and
-        # global batch both times; a model size: its shape fields)
-        self.field = frozenset(_changed(old, new)) or None
+        # Typed and dragged edits of the same fields merge (512 then 1k GPUs: GPU count and
+        # global batch both times; a power-cap drag); a choice (a device, a preset, a mode) is
+        # a step of its own, and so is an edit with a label of its own.
+        changed = frozenset(_changed(old, new))
+        self.field = changed if mergeable and changed and not changed & CHOICE_FIELDS else None
 
     def redo(self) -> None:
         self.document.set_plan(*self.new)
@@ -136,6 +146,7 @@ class Document(QObject):
         self._problem = ""
         self._fresh = False
         self._panels: dict[str, Any] = {}
+        self._paused = False
         self.interconnect_name = lambda key: key
         hardware_catalog.changed.connect(self._catalog_changed)
 
@@ -180,7 +191,7 @@ class Document(QObject):
             link = None
         return PlanView(plan=self._plan, sparse=self._sparse, hardware=self.hardware(),
                         prediction=self.prediction(), link=link,
-                        has_hardware=lambda key: key in self.hardware_catalog)
+                        has_hardware=lambda key: key in self.hardware_catalog, problem=self._problem)
 
     # -- editing --------------------------------------------------------------------------------
     def describe(self, old: tuple[RunPlan, bool], new: tuple[RunPlan, bool]) -> str:
@@ -189,7 +200,10 @@ class Document(QObject):
             return "No change"
         shape = {"n_layers", "d_model", "n_heads", "n_kv_heads", "d_ffn", "vocab_size", "seq_len", "gated_mlp"}
         if "n_params" in names and set(names) - {"n_params"} <= shape:
-            return f"Change model size to {new[0].n_params:.3g}"
+            return f"Change model size to {units.format_quantity(new[0].n_params, '')}"
+        if "hardware" in names:
+            return f"Change hardware to {self.hardware_catalog.name(new[0].hardware)}" + (
+                f" ({PRECISION_LABELS.get(new[0].precision, new[0].precision)})" if "precision" in names else "")
         if "n_gpus" in names and set(names) <= {"n_gpus", "global_batch"}:
             return f"Change GPU count to {new[0].n_gpus:,}"
         if len(names) > 1:
@@ -205,7 +219,7 @@ class Document(QObject):
         if name in ("intra_node", "inter_node"):
             return f"Change {plan_field_label(name)} to {self.interconnect_name(value) if value else 'the GPU link'}"
         if isinstance(value, float):
-            return f"Change {plan_field_label(name)} to {value:.4g}"
+            return f"Change {plan_field_label(name)} to {units.format_quantity(value, '')}"
         if isinstance(value, int) and not isinstance(value, bool):
             return f"Change {plan_field_label(name)} to {value:,}"
         return f"Change {plan_field_label(name)} to {value}"
@@ -232,7 +246,7 @@ class Document(QObject):
         old = (self._plan, self._sparse)
         if new == old:
             return False
-        self.undo_stack.push(PlanCommand(self, old, new, _text or self.describe(old, new)))
+        self.undo_stack.push(PlanCommand(self, old, new, _text or self.describe(old, new), mergeable=_text is None))
         return True
 
     def replace_plan(self, plan: RunPlan, text: str) -> bool:
@@ -260,7 +274,14 @@ class Document(QObject):
         self.set_plan(plan, context.sparse)
 
     def _catalog_changed(self) -> None:
+        if self._paused:
+            self._fresh = False  # a project is being opened: restore() follows once
+            return
         self._changed()
+
+    def pause(self, on: bool) -> None:
+        """While a project opens, its catalog's change waits for :meth:`restore`."""
+        self._paused = bool(on)
 
     def _changed(self) -> None:
         self._fresh = False

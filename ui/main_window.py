@@ -61,7 +61,7 @@ from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION, open_or
 from ui import dialogs
 from ui import theme as th
 from ui.catalog import HardwareCatalog
-from ui.commands import push_scenario_edit
+from ui.commands import push_override, push_scenario_edit
 from ui.context_toolbar import ContextModel, ContextToolbar
 from ui.document import Document
 from ui.panels import PANELS
@@ -530,7 +530,11 @@ class MainWindow(QMainWindow):
             self._preset_manager.close()
             self._preset_manager.deleteLater()
             self._preset_manager = None
-        self.catalog.set_project(project)
+        self.document.pause(True)  # the new presets wait for the new workspace: one follow
+        try:
+            self.catalog.set_project(project)
+        finally:
+            self.document.pause(False)
         self.browser.set_project(project)
         self.undo_stack.clear()
         message = self.restore_workspace()
@@ -776,10 +780,12 @@ class MainWindow(QMainWindow):
         if not getattr(panel, "saves_scenario", True):
             self.document.replace_plan(scenario, label)  # a saved run plan becomes the plan
         else:
-            # the opened scenario stays as saved (Local override) until the user follows the
-            # plan again or makes it the plan: the panel's banner offers both
-            panel.set_override_context(True, follow=False)
+            # the opened scenario stays as saved (Local override, in the same undo step) until
+            # the user follows the plan again or makes it the plan: the panel's banner offers both
+            self.undo_stack.beginMacro(label)
+            push_override(self.undo_stack, panel, True)
             push_scenario_edit(self.undo_stack, panel, scenario, label, mergeable=False)
+            self.undo_stack.endMacro()
         self.raise_panel(scenario.kind)
         self.statusBar().showMessage(label, 5000)
         return True

@@ -539,10 +539,12 @@ class PanelBase(QWidget):
         if self._syncing:
             return
         if name in self.PLAN_DERIVED_FIELDS and self.follows_plan():
-            # a number the plan computes: typing one of one's own makes this panel local
-            self.set_override_context(True)
+            # a number the plan computes: typing one of one's own makes this panel local, in
+            # the same undo step as the edit
             label = self._label_for(name, None).split(" (", 1)[0]
-            self._override_note = f"Local override: {label} comes from the run plan; this panel now keeps its own."
+            self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.",
+                          lambda: self.edit(**{name: value}))
+            return
         if not self.edit_context(name, value, self.CONTEXT_FIELDS.get(name)):
             self.edit(**{name: value})
         self._update_plan_banner()
@@ -598,6 +600,7 @@ class PanelBase(QWidget):
         self._sync_fields()
         self.clear_error()
         self.refresh()
+        self._update_plan_banner()
         self.scenarioChanged.emit(scenario)
 
     def set_undo_stack(self, stack: QUndoStack | None) -> None:
@@ -696,6 +699,19 @@ class PanelBase(QWidget):
     context_sink: Callable[[dict[str, Any]], bool] | None = None
     _override_note = ""
 
+    def go_local(self, note: str, then: Callable[[], Any]) -> None:
+        """Turn Local override on and run ``then`` (an edit), as one undo step."""
+        from ui.commands import push_override
+
+        self._stack.beginMacro("Local override")
+        try:
+            push_override(self._stack, self, True)
+            then()
+        finally:
+            self._stack.endMacro()
+        self._override_note = note
+        self._update_plan_banner()
+
     def follows_plan(self) -> bool:
         """In a window, without Local override: this panel shows the run plan's numbers."""
         return self.context_sink is not None and not self._override_context
@@ -716,6 +732,10 @@ class PanelBase(QWidget):
             self.set_scenario(new)
         else:
             self.plan_followed()
+        if view.prediction is None and self.PLAN_DERIVED_FIELDS and self.context_sink is not None:
+            # its plan numbers would be the last plan's: say so rather than show them as this one's
+            self.show_status("The run plan cannot be predicted" + (f": {view.problem}" if view.problem else "")
+                             + ". The numbers here are not the plan's until it can.")
         self._update_plan_banner()
         return True
 
@@ -775,9 +795,15 @@ class PanelBase(QWidget):
         self.plan_banner.setVisible(differs)
 
     def return_to_plan(self) -> None:
-        """Drop the panel's own inputs: show the plan's again (Local override off)."""
+        """Drop the panel's own inputs: show the plan's again (Local override off; one undo
+        step in a window)."""
+        from ui.commands import push_override
+
         if self._override_context:
-            self.set_override_context(False)
+            if self.context_sink is not None:
+                push_override(self._stack, self, False)
+            else:
+                self.set_override_context(False)
         elif self._view is not None:
             self.follow_plan(self._view)
 
@@ -787,12 +813,24 @@ class PanelBase(QWidget):
             return False
         changes = {plan: getattr(self._scenario, name) for name, plan in self.CONTEXT_FIELDS.items()
                    if hasattr(self._scenario, name)}
+        from ui.commands import push_override
+
+        self._stack.beginMacro("Make this the plan")
         try:
             self.context_sink(changes)
+            if self._override_context:
+                push_override(self._stack, self, False)
         except ValueError as exc:
-            self.show_status(f"Not made the plan: {exc}")
+            name = getattr(exc, "parameter", "")
+            text = str(exc)
+            if name and text.startswith(f"{name}: "):
+                text = f"{self._label_for(name, None).split(' (', 1)[0]}: {text[len(name) + 2:]}"
+            self.show_status(f"Not made the plan. {text[:1].upper() + text[1:]}; change it in the Run plan panel.")
             return False
-        self.set_override_context(False)
+        finally:
+            self._stack.endMacro()
+        if self._override_context:  # standalone: no stack to carry it
+            self.set_override_context(False)
         return True
 
     # -- explanation ----------------------------------------------------------------------------

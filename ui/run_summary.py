@@ -34,15 +34,14 @@ def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, proble
     if p is None:
         tip = "The run plan cannot be predicted" + (f":<br>{html.escape(problem)}" if problem else ".")
         return f"{head} &nbsp; run summary unavailable", tip
-    parts = [
-        head,
-        f"MFU {p.mfu:.1%}",
-        f"{p.train_days:,.1f} days",
-        f"{p.gpu_hours:,.0f} GPU-h",
-        f"{p.facility_energy_kwh / 1000.0:,.1f} MWh",
-        f"{p.co2e_kg / 1000.0:,.1f} t CO₂e",
-        html.escape(cost_text(p, plan)),
-    ]
+    parts = [head, f"MFU {p.mfu:.1%}", f"{p.train_days:,.1f} days", f"{p.gpu_hours:,.0f} GPU-h"]
+    if p.energy_known:
+        parts += [f"{p.facility_energy_kwh / 1000.0:,.1f} MWh", f"{p.co2e_kg / 1000.0:,.1f} t CO₂e",
+                  html.escape(cost_text(p, plan))]
+    else:  # no TDP in the preset: unknown, not zero
+        parts += ["energy n/a (no TDP)",
+                  html.escape(f"{p.compute_cost:,.0f} {plan.currency} GPU-hours only" if plan.gpu_hour_price
+                              else "cost n/a")]
     drag = TERM_LABELS.get(p.largest_drag, "none")
     cap = f"capped at {_q(plan.power_cap_w, 'W')}" if plan.power_cap_w else "uncapped (TDP)"
     tip = (

@@ -41,6 +41,7 @@ prints the comparison with the published runs it was checked on.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -389,28 +390,50 @@ def shape_of(plan: RunPlan) -> dict[str, Any]:
 def scaled_shape(plan: RunPlan, n_params: float) -> dict[str, Any]:
     """A shape of ``n_params`` parameters in the proportions of ``plan``'s model.
 
-    Width and depth grow together (each as the cube root of the size ratio, the way model
-    families scale), the width a multiple of the head size, the heads and the MLP in the same
-    ratio to the width; ``n_params`` is kept exactly as given (it is what MFU counts).
+    Width and depth grow together (by the same factor, the way model families scale), the
+    width a multiple of the head size, the heads a multiple of the query/key-value grouping
+    (and of 8 from 16 heads on), the MLP in the same ratio to the width, the vocabulary and
+    the sequence kept. The factor is searched so that the shape holds about ``n_params`` (the
+    embeddings do not grow with it); ``n_params`` is kept exactly as given (MFU counts it).
     """
     target = v.positive("n_params", n_params)
-    ratio = (target / plan.n_params) ** (1.0 / 3.0)
-    head = plan.head_dim
-    heads = max(1, round(plan.n_heads * ratio))
     group = max(1, plan.n_heads // plan.n_kv_heads)
-    heads = max(group, heads - heads % group)
-    d_model = heads * head
-    return {
-        "n_params": target,
-        "n_layers": max(1, round(plan.n_layers * ratio)),
-        "d_model": d_model,
-        "n_heads": heads,
-        "n_kv_heads": heads // group,
-        "d_ffn": max(1, round(plan.d_ffn / plan.d_model * d_model / 128) * 128),
-        "vocab_size": plan.vocab_size,
-        "seq_len": plan.seq_len,
-        "gated_mlp": plan.gated_mlp,
-    }
+    gated = plan.is_gated
+
+    def shape(ratio: float) -> dict[str, Any]:
+        step = group * 8 // math.gcd(group, 8) if plan.n_heads * ratio >= 16 else group
+        heads = max(group, round(plan.n_heads * ratio / step) * step)
+        d_model = heads * plan.head_dim
+        return {
+            "n_params": target,
+            "n_layers": max(1, round(plan.n_layers * ratio)),
+            "d_model": d_model,
+            "n_heads": heads,
+            "n_kv_heads": heads // group,
+            "d_ffn": max(128, round(plan.d_ffn / plan.d_model * d_model / 128) * 128),
+            "vocab_size": plan.vocab_size,
+            "seq_len": plan.seq_len,
+            "gated_mlp": plan.gated_mlp,
+        }
+
+    def held(fields: dict[str, Any]) -> float:
+        d, kv = fields["d_model"], fields["n_kv_heads"] * plan.head_dim
+        layer = d * (d + 2 * kv) + d * d + (3 if gated else 2) * d * fields["d_ffn"] + 2 * d
+        return fields["n_layers"] * layer + 2 * plan.vocab_size * d
+
+    # parameters grow monotonically with the factor: bisect on its logarithm, keep the best
+    low, high = math.log(1e-3), math.log(1e3)
+    best = shape(1.0)
+    for _ in range(60):
+        mid = (low + high) / 2
+        candidate = shape(math.exp(mid))
+        if abs(held(candidate) - target) < abs(held(best) - target):
+            best = candidate
+        if held(candidate) < target:
+            low = mid
+        else:
+            high = mid
+    return best
 
 
 def shape_params(plan: RunPlan, gated: bool) -> float:
@@ -948,6 +971,7 @@ class Prediction:
     clock_fraction: float  # under the power cap (1 uncapped)
     gpu_power_w: float  # average draw of one GPU
     host_power_w_per_gpu: float  # the rest of the node, per GPU, counted in the IT energy
+    energy_known: bool  # False: the hardware has no TDP, so energy, CO2e and energy cost are unknown
     train_time_s: float
     gpu_hours: float
     it_energy_j: float
@@ -1098,7 +1122,7 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
         mfu=mfu_value, hfu=hfu_value, peak_flops=dev.peak_flops, memory=memory, memory_fixes=fixes,
         uncapped_tokens_per_s=plan.tokens_per_step / uncapped_step,
         compute_bound_share=compute_bound_share, clock_fraction=clock, gpu_power_w=power_w,
-        host_power_w_per_gpu=host, train_time_s=train_time,
+        host_power_w_per_gpu=host, energy_known=tdp is not None, train_time_s=train_time,
         gpu_hours=summary.gpu_hours, it_energy_j=summary.it_energy_j,
         facility_energy_j=summary.facility_energy_j, co2e_kg=summary.co2e_kg,
         energy_cost=summary.energy_cost, compute_cost=summary.compute_cost,

@@ -278,15 +278,21 @@ def best_cap(
       and time with ``max_power_w`` the TDP: eta x P / r + (1 - eta) x TDP / r. Time counts, so
       it caps less deeply than energy alone.
     """
+    sweep = power_cap_sweep(tdp_w, tokens_per_s, caps, step_w, compute_bound_share, static_fraction,
+                            min_voltage_fraction, min_clock_fraction)
+    return best_of_sweep(sweep, objective, tdp_w, eta)
+
+
+def best_of_sweep(sweep: CappedPerformance, objective: str, tdp_w: float, eta: float = ZEUS_ETA) -> CappedPerformance:
+    """The point of an existing :func:`power_cap_sweep` that :func:`best_cap` would pick (the
+    lowest such cap on a tie), without sweeping again."""
     goal = v.choice("objective", objective, CAP_OBJECTIVES)
-    args = (tdp_w, tokens_per_s, caps, step_w, compute_bound_share, static_fraction,
-            min_voltage_fraction, min_clock_fraction)
     if goal == "energy":
-        return best_cap_for_efficiency(*args)
-    sweep = power_cap_sweep(*args)
-    per_token = zeus_cost(np.asarray(sweep.joules_per_token), 1.0 / np.asarray(sweep.tokens_per_s),
-                          tdp_w, eta)
-    k = int(np.argmin(per_token))
+        score = -np.asarray(sweep.tokens_per_joule)
+    else:
+        score = zeus_cost(np.asarray(sweep.joules_per_token), 1.0 / np.asarray(sweep.tokens_per_s),
+                          v.positive("tdp_w", tdp_w), eta)
+    k = int(np.argmin(score))
     return CappedPerformance(*(float(np.asarray(x)[k]) for x in (
         sweep.cap_w, sweep.clock_fraction, sweep.tokens_per_s,
         sweep.power_w, sweep.tokens_per_joule, sweep.joules_per_token,

@@ -24,6 +24,7 @@ from typing import Any
 
 from workbench import _validate as v
 from workbench import collectives
+from workbench import power as pw
 from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS, Hardware, Interconnect
 from workbench.plan import Prediction, RunPlan, scaled_shape, sync_link_rate
@@ -162,17 +163,32 @@ def plan_from_context(context: RunContext, base: RunPlan = DEFAULT_PLAN) -> tupl
     """Migrate a version-1 context: hardware, GPUs, precision, tokens and the link carry over;
     the model is ``base``'s shape scaled to the context's size. Returns the plan and a note
     of anything adjusted to make the layout valid ("" when nothing was)."""
-    changes: dict[str, Any] = {"hardware": context.hardware, "precision": context.precision,
-                               "train_tokens": context.train_tokens}
+    notes: list[str] = []
+    plan = base
+    # field by field: one that cannot be carried over is named, the rest still are
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("hardware", {"hardware": context.hardware, "precision": context.precision,
+                      "intra_node": base.intra_node if context.hardware == base.hardware else None}),
+        ("training tokens", {"train_tokens": context.train_tokens}),
+    ]
     if context.interconnect.startswith("nic"):
-        changes["inter_node"] = context.interconnect
-    elif context.interconnect:
-        changes["intra_node"] = context.interconnect
+        steps.append(("network", {"inter_node": context.interconnect}))
+    elif context.interconnect.startswith("pcie"):
+        steps.append(("node link", {"intra_node": context.interconnect}))
     if context.model_params != base.n_params:
-        changes.update(scaled_shape(base, context.model_params))
-    plan = base.with_changes(**changes)
-    plan, note = fit_gpus(plan, context.n_gpus)
-    return plan, note
+        steps.append(("model size", scaled_shape(base, context.model_params)))
+    for label, changes in steps:
+        try:
+            plan = plan.with_changes(**changes)
+        except v.InputError as exc:
+            notes.append(f"{label} not carried over ({exc})")
+    try:
+        plan, note = fit_gpus(plan, context.n_gpus)
+        if note:
+            notes.append(note)
+    except v.InputError as exc:
+        notes.append(f"GPU count not carried over ({exc})")
+    return plan, "; ".join(notes)
 
 
 def fit_gpus(plan: RunPlan, n_gpus: int) -> tuple[RunPlan, str]:
@@ -230,6 +246,15 @@ def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **chan
         n_params = v.positive("n_params", changes["n_params"])
         if n_params != plan.n_params:
             changes.update(scaled_shape(plan, n_params))
+    if "hardware" in changes and changes["hardware"] != plan.hardware and "intra_node" not in changes:
+        changes["intra_node"] = None  # the new device's own link (NVLink 4 is not an A100's)
+    if changes.get("power_cap_w") is not None and hw is not None and hw.tdp_w is not None:
+        lowest = pw.min_power_cap(hw.tdp_w, changes.get("static_fraction", plan.static_fraction),
+                                  changes.get("min_voltage_fraction", plan.min_voltage_fraction))
+        cap = v.positive("power_cap_w", changes["power_cap_w"])
+        if cap < lowest:
+            raise v.InputError("power_cap_w", f"must be at least {math.ceil(lowest):.0f} W on {hw.name}, the "
+                                              "lowest cap the power model can honour; clear it for no cap")
     n_gpus = changes.pop("n_gpus", None)
     new = plan.with_changes(**changes) if changes else plan
     if n_gpus is not None and n_gpus != new.n_gpus:
@@ -261,6 +286,7 @@ class PlanView:
     prediction: Prediction | None = None  # None when the plan cannot be predicted
     link: Interconnect | None = None  # the preset of the gradient synchronisation's link
     has_hardware: Callable[[str], bool] = lambda _key: True
+    problem: str = ""  # why there is no prediction
 
 
 def _roofline(s: RooflineScenario, view: PlanView) -> RooflineScenario:
@@ -297,8 +323,8 @@ def _allreduce(s: AllReduceScenario, view: PlanView) -> AllReduceScenario:
     grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else 2.0
     size = plan.n_params / (plan.tp * plan.pp) * grad_bytes
     changes["size_bytes"] = float(size)
-    if size > s.size_max:  # the sweep reaches the plan's message
-        changes["size_max"] = float(2 ** math.ceil(math.log2(size)))
+    # the sweep reaches the plan's message (and comes back when the plan shrinks again)
+    changes["size_max"] = max(AllReduceScenario.size_max, float(2 ** math.ceil(math.log2(size))))
     if view.prediction is not None:
         # the ring rate and latency the plan's data-parallel term uses
         changes["link_bw"], changes["alpha"] = sync_link_rate(plan, view.prediction.links)

@@ -290,3 +290,80 @@ def test_another_panel_needs_a_scenario_type_a_view_and_one_registry_line(qtbot,
         panel_registry.PANELS.remove(record)
         SCENARIO_TYPES.pop("note_test", None)
         FIELD_LABELS.pop("count", None)
+
+
+# -- review findings: steps, overrides, limits --------------------------------------------------
+def _pick(combo, key) -> None:
+    index = combo.findData(key)
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+
+
+def test_each_device_picked_is_its_own_undo_step(qtbot, window):
+    toolbar = window.context_toolbar
+    _pick(toolbar.hardware_combo, "a100-sxm-80gb")
+    _pick(toolbar.hardware_combo, "h200-sxm")
+    assert window.undo_stack.count() == 2
+    assert window.undo_stack.undoText() == "Change hardware to NVIDIA H200 SXM"
+    window.undo_stack.undo()
+    assert window.document.plan().hardware == "a100-sxm-80gb"
+    assert window.document.plan().intra_node is None  # the A100's own link, not NVLink 4
+
+
+def test_undoing_an_opened_scenario_returns_the_panel_to_the_plan(qtbot, window):
+    scaling = window.panel("scaling")
+    sample = next(s for n, s in presets.sample_scenarios() if n == "70B on 1,024 H100")
+    window.open_scenario(sample, "Open 70B")
+    assert scaling.override_context() and scaling.scenario() == sample
+    window.undo_stack.undo()
+    assert not scaling.override_context()
+    assert scaling.scenario().n_gpus == window.document.plan().n_gpus
+    window.undo_stack.redo()
+    assert scaling.override_context() and scaling.scenario() == sample
+    scaling.follow_button.click()  # back to the plan, one more step
+    assert not scaling.override_context()
+    window.undo_stack.undo()
+    assert scaling.override_context() and scaling.scenario() == sample
+    assert scaling.plan_banner.isVisibleTo(scaling)
+
+
+def test_a_power_cap_the_model_cannot_honour_is_refused(qtbot, window):
+    power = window.panel("power")
+    edit = power.cap_field.edit
+    _type(qtbot, edit, "150 W")
+    assert window.document.plan().power_cap_w is None and window.undo_stack.count() == 0
+    assert "at least" in power.status_text() or power.cap_field.error()
+
+
+def test_the_scaling_panel_shows_the_plan_s_step(qtbot, window):
+    _type(qtbot, window.context_toolbar.gpu_field.edit, "1024")
+    p = window.document.prediction()
+    rows = {row[0]: row for row in window.panel("scaling").results.rows()}
+    assert "Step time (run plan)" in rows
+    assert float(rows["Step time (run plan)"][1]) == pytest.approx(p.step_time_s, rel=0.01)
+
+
+def test_hardware_without_a_tdp_shows_energy_as_unknown_not_zero(qtbot, window):
+    _pick(window.context_toolbar.hardware_combo, "tpu-v5p")  # a chip link, no published TDP
+    text = window.summary_label.text()
+    assert "energy n/a" in text and "0.0 MWh" not in text
+    rows = {row[0]: row for row in window.panel("run_plan").results.rows()}
+    assert rows["Facility energy"][1] == "n/a"
+
+
+def test_the_allreduce_sweep_shrinks_back_on_undo(qtbot, window):
+    allreduce = window.panel("allreduce")
+    before = allreduce.scenario()
+    _type(qtbot, window.context_toolbar.model_field.edit, "405B")
+    assert allreduce.scenario().size_max > before.size_max
+    window.undo_stack.undo()
+    assert allreduce.scenario() == before
+
+
+def test_a_plan_that_cannot_be_predicted_says_why_everywhere(qtbot, window):
+    _pick(window.context_toolbar.hardware_combo, "tpu-v4")  # no chip-to-chip bandwidth in its preset
+    assert window.document.prediction() is None
+    assert "unavailable" in window.summary_label.text()
+    assert "intra-node" in window.summary_label.toolTip()
+    scaling = window.panel("scaling")
+    assert "cannot be predicted" in scaling.status_text()

@@ -317,7 +317,10 @@ def test_hardware_and_interconnect_undo_labels_use_preset_names(qtbot, window):
     window.action_undo.trigger()
     window.action_undo.trigger()
     assert toolbar.network_combo.currentData() == "nic-400g"
-    assert toolbar.interconnect_combo.currentData() == "nvlink-4"
+    # a new device takes its own link (H200's NVLink), shown as such
+    assert toolbar.interconnect_combo.currentData() is None
+    window.action_undo.trigger()
+    assert toolbar.interconnect_combo.currentData() == "nvlink-4" and window.document.plan().hardware == "h100-sxm"
 
 
 def test_local_override_keeps_a_panel_out_of_the_context(qtbot, window):

@@ -217,18 +217,24 @@ def test_what_if_ladder_lists_each_fix(panel, catalog):
         assert w.fix in text and units.format_quantity(w.mfu, "%") in text
 
 
-def test_a_plan_that_cannot_be_predicted_blanks_the_charts(qtbot, panel, tmp_path):
+def test_a_cap_below_what_the_gpu_can_hold_is_refused(qtbot, panel):
     type_into(qtbot, panel, "power_cap_w", "100 W")
-    assert panel.scenario().power_cap_w == 100.0
+    assert panel.scenario().power_cap_w is None  # refused, the plan unchanged
+    assert "at least" in panel.cap_field.error()
+
+
+def test_a_plan_that_cannot_be_predicted_blanks_the_charts(qtbot, panel, tmp_path):
+    pick(qtbot, panel.hardware_combo, "Google TPU v4")  # 8 chips, no chip-to-chip bandwidth preset
+    assert panel.scenario().hardware == "tpu-v4"
     problem = panel.blocking_problem()
-    assert problem.startswith("Power cap: must be >=") and panel.status_text() == problem
+    assert "intra-node" in problem and panel.status_text() == problem
     assert panel.prediction() is None
     assert not panel.step_chart.bars and not panel.memory_chart.bars and not panel.what_if_chart.bars
     assert panel.result_text("MFU")[0] == "–"
-    with pytest.raises(ValueError, match="Power cap"):
+    with pytest.raises(ValueError, match="intra-node"):
         panel.export_to("csv", tmp_path / "nothing.csv")
     assert not (tmp_path / "nothing.csv").exists()
-    type_into(qtbot, panel, "power_cap_w", "uncapped")
+    type_into(qtbot, panel, "n_gpus", "1")
     assert panel.prediction() is not None and panel.status_text() == ""
     assert panel.step_chart.bars
 

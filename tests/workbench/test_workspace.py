@@ -181,3 +181,20 @@ def test_the_old_context_is_a_view_of_the_plan():
     ctx = context_of(edit_plan(DEFAULT_PLAN, lookup, n_gpus=64), sparse=True)
     assert isinstance(ctx, RunContext) and ctx.n_gpus == 64 and ctx.sparse
     assert ctx.interconnect == "nic-400g" and ctx.model_params == DEFAULT_PLAN.n_params
+
+
+@pytest.mark.parametrize("size", [125e6, 350e6, 1e9, 13e9, 70e9, 405e9, 1e12])
+def test_any_model_size_typed_gives_a_valid_plan(size):
+    plan = edit_plan(DEFAULT_PLAN, lookup, model_params=size)
+    assert plan.n_params == size and plan.n_heads % 8 == 0 or plan.n_heads < 16
+    assert predict(plan).mfu > 0
+    again = edit_plan(plan, lookup, model_params=8e9)  # and back, from any size
+    assert again.n_params == 8e9
+
+
+def test_a_v1_context_that_cannot_all_carry_over_keeps_the_rest():
+    from workbench.workspace import plan_from_context
+
+    plan, note = plan_from_context(RunContext(hardware="a100-sxm-80gb", n_gpus=7, model_params=70e9))
+    assert plan.hardware == "a100-sxm-80gb" and plan.n_params == 70e9 and plan.intra_node is None
+    assert plan.n_gpus == 7 or "GPU count" in note

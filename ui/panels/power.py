@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -28,7 +28,7 @@ import presets
 from ui import theme as th
 from ui.charts import Chart
 from ui.panel import PanelBase, ResultRow
-from ui.widgets.quantity_edit import QuantityEdit, QuantityField
+from ui.widgets.cap_field import CapField
 from workbench import carbon, power, units
 from workbench import mfu as mfu_model
 from workbench._validate import InputError
@@ -37,7 +37,6 @@ from workbench.scenarios import FIELD_LABELS, PowerScenario
 from workbench.workspace import POWER_PLAN_FIELDS
 
 #: What a user may type in the power-cap field to remove the cap.
-UNCAPPED_WORDS = frozenset({"", "uncapped", "none", "no cap", "tdp", "off"})
 #: Region key of a user-typed grid intensity.
 CUSTOM = "custom"
 CURRENCIES = ("USD", "EUR", "GBP", "CHF", "JPY", "CNY", "CAD", "AUD", "INR", "SEK")
@@ -50,57 +49,6 @@ CAP_HEADER = "power cap (W)"
 TPJ_HEADER = "tokens per joule (tokens/J)"
 RATE_HEADER = "throughput (tokens/s)"
 POWER_HEADER = "average GPU power (W)"
-
-
-# -- the power-cap field: a watt field that also accepts "uncapped" ------------------------------
-class _CapEdit(QuantityEdit):
-    """A watt field where empty text or "uncapped" means no cap (``value()`` is None)."""
-
-    uncapped = Signal()
-
-    def setValue(self, value: float | None) -> None:  # noqa: N802 - Qt naming
-        if value is None:
-            self._value = None
-            self._shown_text = "uncapped"
-            self.setText(self._shown_text)
-            self._set_error("")
-        else:
-            super().setValue(value)
-
-    def commit(self) -> bool:
-        if self.text().strip().lower() in UNCAPPED_WORDS:
-            was_capped = self._value is not None
-            self.setValue(None)
-            if was_capped:
-                self.uncapped.emit()
-            return True
-        return super().commit()
-
-
-class _CapField(QuantityField):
-    """:class:`QuantityField` around a :class:`_CapEdit`."""
-
-    uncapped = Signal()
-
-    def __init__(self, parent: QWidget | None = None, **kwargs):
-        super().__init__("W", parent, **kwargs)
-        old = self.edit
-        self.edit = _CapEdit("W", self, **kwargs)
-        self.layout().replaceWidget(old, self.edit)
-        old.hide()
-        old.deleteLater()
-        self.setFocusProxy(self.edit)
-        self.edit.valueEdited.connect(self.valueEdited)
-        self.edit.validityChanged.connect(self._on_validity)
-        self.edit.uncapped.connect(self.uncapped)
-        self.edit.setPlaceholderText("uncapped, or e.g. 450 W")
-
-    def show_error(self, message: str, value: float | None = None) -> None:
-        if value is None:  # the kept good value is "uncapped"; the typed text stays to be fixed
-            typed = self.edit.text()
-            self.edit.setValue(None)
-            self.edit.setText(typed)
-        self.edit.show_error(message, value)
 
 
 # -- formatting at the edge (units only, no model) -----------------------------------------------
@@ -202,7 +150,7 @@ class PowerPanel(PanelBase):
         self.overrideContextChanged.connect(lambda _on: self.refresh())
 
         self.add_section("Power cap")
-        self.cap_field = _CapField(
+        self.cap_field = CapField(
             self.form_widget, label="Power cap", minimum=0, min_inclusive=False,
             description="The GPU power limit (nvidia-smi -pl). Empty or 'uncapped' means the TDP. "
                         "The slider below steps by 25 W from the lowest cap the model can honour.")
@@ -335,9 +283,15 @@ class PowerPanel(PanelBase):
             self.return_to_plan()
             self._sync_throughput()
             return
-        if self.follows_plan():  # a throughput of one's own: this panel becomes local
-            self.set_override_context(True)
-            self._override_note = "Local override: the throughput is this panel's own, not the run plan's."
+        if self.follows_plan():  # a throughput of one's own: this panel becomes local (one step)
+            self.go_local("Local override: the throughput is this panel's own, not the run plan's.",
+                          lambda: self._pick_throughput(choice))
+            self._sync_throughput()
+            return
+        self._pick_throughput(choice)
+        self._sync_throughput()  # the edit may have been refused, or changed nothing
+
+    def _pick_throughput(self, choice: str) -> None:
         if choice == "measured":
             self.edit(throughput_mfu=None, _text="Plan from the measured throughput", _merge=False)
         elif self._scenario.throughput_mfu is None:
@@ -349,7 +303,6 @@ class PowerPanel(PanelBase):
                 # before they were part of it carries placeholders)
                 changes.update(n_params=ctx.model_params, precision=ctx.precision)
             self.edit(_text=f"Plan the throughput from {mfu:.0%} MFU", _merge=False, **changes)
-        self._sync_throughput()  # the edit may have been refused, or changed nothing
 
     def blocking_problem(self) -> str:
         return self._view_message
@@ -597,7 +550,7 @@ class PowerPanel(PanelBase):
             peak = carbon.plan_peak_flops(s, hw)
             rate = carbon.scenario_tokens_per_s(s, peak)
             sweep = power.power_cap_sweep(tdp, rate, **model)
-            best = power.best_cap(s.cap_objective, tdp, rate, **model)
+            best = power.best_of_sweep(sweep, s.cap_objective, tdp)
             plan = carbon.plan_for_scenario(s, tdp, tokens_per_s_per_gpu=rate)
             llama_kwh = carbon.llama3_style_energy_kwh(plan.summary.gpu_hours, tdp)
         except InputError as exc:

@@ -663,6 +663,25 @@ class RooflinePanel(PanelBase):
     #: the plan's device, precision and sparsity come back by workbench.workspace.follow_plan
     CONTEXT_FIELDS = {"precision": "precision", "sparse": "sparse"}
 
+    def adopt_as_plan(self) -> bool:
+        """The roofline's main device, precision and sparsity become the plan's (one step)."""
+        if self.context_sink is None or self._scenario is None:
+            return False
+        from ui.commands import push_override
+
+        s = self._scenario
+        self._stack.beginMacro("Make this the plan")
+        try:
+            self.context_sink({"hardware": s.primary, "precision": s.precision, "sparse": s.sparse})
+            if self._override_context:
+                push_override(self._stack, self, False)
+        except ValueError as exc:
+            self.show_status(f"Not made the plan. {exc}")
+            return False
+        finally:
+            self._stack.endMacro()
+        return True
+
     # -- kernels ------------------------------------------------------------------------------
     def kernels(self) -> tuple[Kernel, ...]:
         return self.scenario().kernels

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
@@ -37,7 +37,7 @@ from ui.charts import Chart
 from ui.commands import push_scenario_edit
 from ui.document import PresetCatalog
 from ui.panel import PanelBase, ResultRow
-from ui.widgets.quantity_edit import QuantityEdit, QuantityField
+from ui.widgets.cap_field import CapField
 from workbench import plan as plan_model
 from workbench import units
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
@@ -70,8 +70,6 @@ RECOMPUTE_NAMES: dict[str, str] = {
 OWN_LINK = ""
 #: The model-preset item of a shape that matches no preset.
 CUSTOM = "custom"
-#: What a user may type in the power-cap field to remove the cap.
-UNCAPPED_WORDS = frozenset({"", "uncapped", "none", "no cap", "tdp", "off"})
 #: The what-if ladder shows this many fixes (the largest gains); the CSV has them all.
 MAX_WHAT_IF_ROWS = 6
 MEMORY_PARTS: tuple[tuple[str, str], ...] = (
@@ -149,59 +147,6 @@ def _span(text: str, color: str, *, bold: bool = False) -> str:
     return f"<span style='color:{color};{weight}'>{html.escape(text)}</span>"
 
 
-# -- the power-cap field -------------------------------------------------------------------------
-class _CapEdit(QuantityEdit):
-    """A watt field where empty text or "uncapped" means no cap (``value()`` None)."""
-
-    uncapped = Signal()
-
-    def setValue(self, value: float | None) -> None:  # noqa: N802 - Qt naming
-        if value is None:
-            self._value = None
-            self._shown_text = "uncapped"
-            self.setText(self._shown_text)
-            self._set_error("")
-        else:
-            super().setValue(value)
-
-    def commit(self) -> bool:
-        if self.text().strip().lower() in UNCAPPED_WORDS:
-            was_capped = self._value is not None
-            self.setValue(None)
-            if was_capped:
-                self.uncapped.emit()
-            return True
-        return super().commit()
-
-
-class _CapField(QuantityField):
-    """:class:`QuantityField` around a :class:`_CapEdit`: ``valueEdited`` for a cap,
-    ``uncapped`` when the cap is taken off."""
-
-    uncapped = Signal()
-
-    def __init__(self, parent: QWidget | None = None, **kwargs):
-        super().__init__("W", parent, **kwargs)
-        old = self.edit
-        self.edit = _CapEdit("W", self, **kwargs)
-        self.layout().replaceWidget(old, self.edit)
-        old.hide()
-        old.deleteLater()
-        self.setFocusProxy(self.edit)
-        self.edit.valueEdited.connect(self.valueEdited)
-        self.edit.validityChanged.connect(self._on_validity)
-        self.edit.uncapped.connect(self.uncapped)
-        self.edit.setPlaceholderText("uncapped, or e.g. 450 W")
-
-    def show_error(self, message: str, value: float | None = None) -> None:
-        if value is None:  # the kept good value is "uncapped"; the typed text stays to be fixed
-            typed = self.edit.text()
-            self.edit.setValue(None)
-            self.edit.setText(typed)
-        self.edit.show_error(message, value)
-
-
-# -- charts ----------------------------------------------------------------------------------------
 class _TextBlock(pg.LabelItem):
     """A block of rich text in a chart's layout (under the plot): wraps at the width it is
     given, in theme colours. Its pieces are escaped by the caller."""
@@ -470,7 +415,7 @@ class RunPlanPanel(PanelBase):
         self.add_section("Run")
         self.add_quantity_field("train_tokens", "Training tokens", unit="", minimum=0, min_inclusive=False,
                                 description="Tokens the whole run trains on, e.g. 15T")
-        self.cap_field = _CapField(
+        self.cap_field = CapField(
             self.form_widget, label="Power cap", minimum=0, min_inclusive=False,
             description="The GPU power limit (nvidia-smi -pl). Empty or 'uncapped' means the TDP")
         self.cap_field.setObjectName("field.power_cap_w")
@@ -683,8 +628,10 @@ class RunPlanPanel(PanelBase):
         once per plan."""
         plan = self._scenario
         view = self._view
-        if view is not None and (view.plan is plan or view.plan == plan) and view.prediction is not None:
-            return view.prediction, ""
+        if view is not None and (view.plan is plan or view.plan == plan):
+            # the window's document predicted this plan (or found it cannot be): use its answer
+            if view.prediction is not None or view.problem:
+                return view.prediction, self._readable(view.problem, None) if view.problem else ""
         own = self._own
         if own is not None and (own[0] is plan or own[0] == plan):
             return own[1], own[2]
@@ -999,11 +946,14 @@ class RunPlanPanel(PanelBase):
             ResultRow("HFU", _percent(p.hfu).rstrip("%"), "%", tips["HFU"]),
             ResultRow("Training time", _plain(p.train_days), "days", tips["Training time"]),
             ResultRow("GPU-hours", _count(p.gpu_hours), "GPU-h", tips["GPU-hours"]),
-            ResultRow("Facility energy", _plain(p.facility_energy_kwh / 1000.0), "MWh",
-                      tips["Facility energy"] + f" (PUE {s.pue:g})"),
-            ResultRow("Emissions", _plain(p.co2e_kg / 1000.0), "tCO2e",
+            ResultRow("Facility energy", _plain(p.facility_energy_kwh / 1000.0) if p.energy_known else "n/a",
+                      "MWh" if p.energy_known else "no TDP in the preset", tips["Facility energy"] + f" (PUE {s.pue:g})"),
+            ResultRow("Emissions", _plain(p.co2e_kg / 1000.0) if p.energy_known else "n/a",
+                      "tCO2e" if p.energy_known else "no TDP in the preset",
                       tips["Emissions"] + f" ({s.grid_g_per_kwh:g} gCO2e/kWh)"),
-            ResultRow("Cost", _money(p.total_cost), cost_unit, tips["Cost"]),
+            ResultRow("Cost", _money(p.total_cost) if p.energy_known or s.gpu_hour_price else "n/a",
+                      cost_unit if p.energy_known else f"{currency}, GPU-hours only (no TDP: energy unknown)",
+                      tips["Cost"]),
             ResultRow("Memory per GPU", f"{m.total / GIB:,.1f}", "GiB", tips["Memory per GPU"]),
             ResultRow("Fits in memory", fits, fits_note, tips["Fits in memory"]),
         ]

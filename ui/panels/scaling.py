@@ -343,6 +343,23 @@ class ScalingPanel(PanelBase):
                 series.item.setPen(None)
 
     # -- results --------------------------------------------------------------------------------
+    def _plan_step_rows(self) -> list[ResultRow]:
+        """While the panel follows the run plan, its step is the plan's (the overheads are in the
+        predicted throughput, so this panel's own step model would count them twice)."""
+        view = self.plan_view()
+        p = getattr(view, "prediction", None)
+        if not self.follows_plan() or p is None:
+            return []
+        from workbench.plan import TERM_LABELS
+
+        rows = [ResultRow(f"Step: {TERM_LABELS[term].lower()}", seconds, "s",
+                          "From the run plan's prediction (Run plan panel; workbench.plan).")
+                for term, seconds in p.breakdown.items() if seconds > 0]
+        rows.append(ResultRow("Step time (run plan)", p.step_time_s, "s",
+                              f"The run plan's step: {p.plan.global_batch:,} sequences of {p.plan.seq_len:,} tokens."))
+        rows.append(ResultRow("MFU (run plan)", p.mfu, "%", "The run plan's MFU, 6N + 12·L·d·T per token."))
+        return rows
+
     def _rows(self) -> list[ResultRow]:
         s = self.scenario()
         a = self._analysis
@@ -376,6 +393,8 @@ class ScalingPanel(PanelBase):
             ResultRow("HFU", val(lambda a: a.hfu), "%",
                       "Hardware FLOPs utilisation: MFU counting recomputed work too; full activation "
                       "recomputation re-runs the forward pass, HFU = MFU x 4/3."),
+        ]
+        rows += self._plan_step_rows() or [
             ResultRow("Step: compute", b.compute_s if b else None, "s",
                       f"Compute time of one step = tokens per step / measured tokens/s. {step_note}"
                       if b else no_step),
@@ -391,6 +410,8 @@ class ScalingPanel(PanelBase):
             ResultRow("Predicted MFU", val(lambda a: a.predicted_mfu), "%",
                       "MFU once the step's overheads are counted = MFU x compute / step time."
                       if b else no_step),
+        ]
+        rows += [
             ResultRow(f"{law} speedup at {n} GPUs", None if a is None else f"{a.speedup:.3g}", "×",
                       "Strong scaling (Amdahl): S(n) = 1 / (s + (1 - s) / n), at most min(n, 1/s)."
                       if s.mode == "strong" else
