@@ -134,6 +134,8 @@ class Document(QObject):
 
     #: the new plan, after the panels that follow it have been updated
     planChanged = Signal(object)
+    #: the kinds whose scenario changed (an edit, an undo, or following the plan)
+    kindsChanged = Signal(list)
 
     def __init__(self, hardware_catalog, undo_stack: QUndoStack, parent: QObject | None = None):
         super().__init__(parent)
@@ -292,6 +294,25 @@ class Document(QObject):
     def attach(self, panel) -> None:
         """A panel that follows the plan (unless it overrides it)."""
         self._panels[panel.kind] = panel
+        panel.scenarioChanged.connect(lambda _s, kind=panel.kind: self.kindsChanged.emit([kind]))
+
+    def scenario(self, kind: str) -> Any:
+        return self._panels[kind].scenario()
+
+    def edit_scenario(self, kind: str, _text: str | None = None, **changes: Any) -> bool:
+        """Change fields of panel ``kind``'s scenario as one mergeable undo step (a plan field
+        of that panel changes the plan instead, as typing it in the panel does). Raises
+        ValueError with what to fix; returns whether anything changed."""
+        panel = self._panels[kind]
+        plan_changes = {panel.CONTEXT_FIELDS[k]: val for k, val in changes.items()
+                        if k in panel.CONTEXT_FIELDS and panel.follows_plan()}
+        own = {k: val for k, val in changes.items() if not (k in panel.CONTEXT_FIELDS and panel.follows_plan())}
+        changed = bool(plan_changes) and self.edit_plan(_text=_text, **plan_changes)
+        if own:
+            new = panel.scenario().with_changes(**own)  # raises ValueError naming the field
+            if new != panel.scenario():
+                changed = panel.edit(_text=_text, **own) or changed
+        return changed
 
     def panels(self) -> dict[str, Any]:
         return dict(self._panels)

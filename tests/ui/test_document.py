@@ -367,3 +367,15 @@ def test_a_plan_that_cannot_be_predicted_says_why_everywhere(qtbot, window):
     assert "intra-node" in window.summary_label.toolTip()
     scaling = window.panel("scaling")
     assert "cannot be predicted" in scaling.status_text()
+
+
+def test_edit_scenario_changes_a_panel_or_the_plan_and_says_which_kinds(qtbot, window):
+    seen = []
+    window.document.kindsChanged.connect(lambda kinds: seen.extend(kinds))
+    assert window.document.edit_scenario("power", region="us")
+    assert window.document.scenario("power").region == "us" and "power" in seen
+    assert window.document.edit_scenario("power", pue=1.4)  # a plan field: the plan changes
+    assert window.document.plan().pue == 1.4 and window.undo_stack.count() == 2
+    with pytest.raises(ValueError, match="pue"):
+        window.document.edit_scenario("power", pue=0.5)
+    assert window.document.plan().pue == 1.4
