@@ -1097,7 +1097,8 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
         host = plan.host_overhead_w_per_gpu
     else:
         host = hw.host_power_w or 0.0
-        notes.append(f"host power {host:g} W per GPU: {hw.host_power_source}" if hw.host_power_w is not None
+        notes.append(f"host power {host:g} W per GPU, from the {hw.name} preset's system figure"
+                     if hw.host_power_w is not None
                      else f"{hw.name} has no system power figure: host power not counted (set it to count it)")
 
     terms["data_loading"] = data_loading_time(plan, busy)

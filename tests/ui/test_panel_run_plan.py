@@ -341,3 +341,11 @@ def test_a_preset_added_to_the_catalog_is_offered(panel, catalog):
     assert index >= 0 and combo.currentData() == "h100-sxm"
     assert combo.itemText(index) == "My H100 <b>lab</b>"  # shown as typed, not as markup
     assert "&lt;b&gt;" in combo.itemData(index, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_long_note_stays_in_the_unit_column_and_the_numbers_stay_in_view(qtbot, panel):
+    rows = panel.results.rows()
+    notes = [row for row in rows if row[0] == "Note"]
+    assert notes and all(row[1] == "" and "host power" in row[2] for row in notes)
+    # the quantity and value columns keep the width of their own text
+    assert panel.results.columnWidth(0) + panel.results.columnWidth(1) < panel.results.viewport().width() / 2

@@ -142,7 +142,8 @@ def test_days_energy_carbon_and_cost_follow_from_the_step():
     # uncapped: the TDP, plus the rest of a DGX H100 per GPU, (10.2 kW - 8 x 700 W) / 8 = 575 W
     assert p.host_power_w_per_gpu == pytest.approx(575.0)
     assert p.it_energy_j == pytest.approx(plan.n_gpus * (700 + 575) * p.train_time_s)
-    assert any("10.2 kW" in note for note in p.notes)
+    assert any("system figure" in note for note in p.notes)
+    assert "10.2 kW" in presets.hardware_by_key("h100-sxm").host_power_source
     own = predict(plan.with_changes(host_overhead_w_per_gpu=0.0))
     assert own.it_energy_j == pytest.approx(plan.n_gpus * 700 * own.train_time_s)
     assert p.facility_energy_j == pytest.approx(p.it_energy_j * plan.pue)

@@ -958,7 +958,8 @@ class RunPlanPanel(PanelBase):
             ResultRow("Fits in memory", fits, fits_note, tips["Fits in memory"]),
         ]
         for note in p.notes:
-            rows.append(ResultRow("Note", note, "", "What the prediction could not count"))
+            # in the stretching column: a long note must not push the numbers off the table
+            rows.append(ResultRow("Note", "", note, note))
         return rows
 
     @staticmethod
