@@ -531,6 +531,24 @@ class PanelBase(QWidget):
         self._sync_field(name)
         return box
 
+    def fill_precision_choices(self, hw: Any) -> None:
+        """The precision combo lists what ``hw`` has a rate for, plus the scenario's own, marked,
+        when the device lacks it (the panel's message says what to do)."""
+        from workbench.hardware import PRECISION_LABELS, PRECISIONS
+
+        combo = self.field("precision")
+        wanted = list(hw.precisions) if hw is not None else list(PRECISIONS)
+        if self._scenario.precision not in wanted:
+            wanted.append(self._scenario.precision)
+        if [combo.itemData(i) for i in range(combo.count())] != wanted:
+            combo.blockSignals(True)
+            combo.clear()
+            for p in wanted:
+                missing = hw is not None and p not in hw.precisions
+                combo.addItem(PRECISION_LABELS[p] + (" (not on this GPU)" if missing else ""), p)
+            combo.blockSignals(False)
+        self._sync_field("precision")
+
     def field(self, name: str) -> QWidget | None:
         binding = self._bindings.get(name)
         return binding[0] if binding else None

@@ -230,11 +230,7 @@ def best_cap_for_efficiency(
         tdp_w, tokens_per_s, caps, step_w, compute_bound_share,
         static_fraction, min_voltage_fraction, min_clock_fraction,
     )
-    k = int(np.argmax(sweep.tokens_per_joule))
-    return CappedPerformance(*(float(np.asarray(x)[k]) for x in (
-        sweep.cap_w, sweep.clock_fraction, sweep.tokens_per_s,
-        sweep.power_w, sweep.tokens_per_joule, sweep.joules_per_token,
-    )))
+    return best_of_sweep(sweep, "energy", tdp_w)
 
 
 def zeus_cost(energy_j, time_s, max_power_w: float, eta: float = ZEUS_ETA):

@@ -326,20 +326,7 @@ class PowerPanel(PanelBase):
             self.field(name).setEnabled(on)
 
     def _fill_precisions(self, hw) -> None:
-        """The precisions the GPU has a rate for (and the scenario's own, marked, if it has
-        none: the message says what to do)."""
-        combo = self.field("precision")
-        wanted = list(hw.precisions) if hw is not None else list(PRECISIONS)
-        if self._scenario.precision not in wanted:
-            wanted.append(self._scenario.precision)
-        if [combo.itemData(i) for i in range(combo.count())] != wanted:
-            combo.blockSignals(True)
-            combo.clear()
-            for p in wanted:
-                missing = hw is not None and p not in hw.precisions
-                combo.addItem(PRECISION_LABELS[p] + (" (not on this GPU)" if missing else ""), p)
-            combo.blockSignals(False)
-        self._sync_field("precision")
+        self.fill_precision_choices(hw)
 
     def _on_pue_activated(self, index: int) -> None:
         key = self.pue_combo.itemData(index)

@@ -462,18 +462,7 @@ class RunPlanPanel(PanelBase):
 
     def _fill_precisions(self) -> None:
         """The precisions the GPU has a rate for (and the plan's own, marked, if it has none)."""
-        combo = self.field("precision")
-        hw = self._hardware()
-        wanted = [p for p in PRECISIONS if hw is None or p in hw.precisions]
-        if self._scenario.precision not in wanted:
-            wanted.append(self._scenario.precision)
-        if [combo.itemData(i) for i in range(combo.count())] != wanted:
-            combo.blockSignals(True)
-            combo.clear()
-            for p in wanted:
-                missing = hw is not None and p not in hw.precisions
-                combo.addItem(PRECISION_LABELS[p] + (" (not on this GPU)" if missing else ""), p)
-            combo.blockSignals(False)
+        self.fill_precision_choices(self._hardware())
 
     def _ensure_link_item(self, combo: QComboBox, key: str) -> None:
         if combo.findData(key) < 0:
