@@ -34,7 +34,6 @@ from workbench.workspace import (
     context_of,
     edit_plan,
     plan_from_context,
-    sync_link,
 )
 
 log = logging.getLogger(__name__)
@@ -185,14 +184,9 @@ class Document(QObject):
         return self.hardware_catalog.get(key) if key in self.hardware_catalog else None
 
     def view(self) -> PlanView:
-        """What a panel follows: the plan, its device, its prediction and its sync link."""
-        link_key = sync_link(self._plan)
-        try:
-            link = presets.interconnect_by_key(link_key) if link_key else None
-        except KeyError:
-            link = None
+        """What a panel follows: the plan, its device and its prediction."""
         return PlanView(plan=self._plan, sparse=self._sparse, hardware=self.hardware(),
-                        prediction=self.prediction(), link=link,
+                        prediction=self.prediction(),
                         has_hardware=lambda key: key in self.hardware_catalog, problem=self._problem)
 
     # -- editing --------------------------------------------------------------------------------

@@ -477,10 +477,6 @@ class MainWindow(QMainWindow):
     # =========================================================================================
     # run summary (status bar)
     # =========================================================================================
-    def prediction(self):
-        """The run plan's prediction (``workbench.plan.Prediction``), None when it cannot be made."""
-        return self.document.prediction()
-
     def run_summary(self):
         """The planned run's prediction (days, GPU-hours, energy, CO2e, cost), or None."""
         return self.document.prediction()

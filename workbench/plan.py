@@ -1066,7 +1066,7 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     hw = catalog.hardware(plan.hardware)
     dev = resolve_device(plan, hw)
     links = resolve_links(plan, hw, catalog)
-    uncapped, _ = _step_terms(plan, dev, links)
+    uncapped, uncapped_busy = _step_terms(plan, dev, links)
     uncapped_step = sum(uncapped.values())
     notes: list[str] = []
 
@@ -1080,7 +1080,8 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
                                                     plan.min_voltage_fraction))
         except v.InputError as exc:
             raise v.InputError("power_cap_w", str(exc).split(": ", 1)[-1]) from None
-    terms, busy = _step_terms(plan, at_clock(dev, clock), links)
+    # uncapped, the step is the one just computed; capped, the device runs at its clock
+    terms, busy = (dict(uncapped), uncapped_busy) if clock == 1.0 else _step_terms(plan, at_clock(dev, clock), links)
     # The share a lower clock slows, as the power model of workbench.power counts it:
     # t(f) = t(1) x (share / f + 1 - share), measured at the cap (or at half clock uncapped).
     probe = clock if clock < 1.0 else 0.5

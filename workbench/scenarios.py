@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from workbench import _validate as v
+from workbench import power as pw
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
 from workbench.kernels import Kernel
 from workbench.units import format_quantity
@@ -67,8 +68,8 @@ COLLECTIVES: tuple[str, ...] = (
 SCHEDULES: tuple[str, ...] = ("conceptual", "ring")
 RECOMPUTE: tuple[str, ...] = ("none", "full")
 SCALING_MODES: tuple[str, ...] = ("strong", "weak")
-#: What the Power panel's best cap optimises (as workbench.power.CAP_OBJECTIVES).
-CAP_OBJECTIVES: tuple[str, ...] = ("energy_time", "energy")
+#: What the Power panel's best cap optimises.
+CAP_OBJECTIVES = pw.CAP_OBJECTIVES
 
 #: Allowed values of each choice field (for combo boxes).
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -160,7 +161,6 @@ FIELD_LABELS: dict[str, str] = {
     "gpu_hour_price": "Price per GPU-hour",
     "currency": "Currency",
     # run plan
-    "d_kv": "Key/value width",
     "n_heads": "Attention heads",
     "n_kv_heads": "Key/value heads",
     "d_ffn": "MLP width",

@@ -26,7 +26,7 @@ from workbench import _validate as v
 from workbench import collectives
 from workbench import power as pw
 from workbench.context import RunContext
-from workbench.hardware import PRECISION_LABELS, Hardware, Interconnect
+from workbench.hardware import PRECISION_LABELS, Hardware
 from workbench.plan import Prediction, RunPlan, scaled_shape, sync_link_rate
 from workbench.scenarios import (
     AllReduceScenario,
@@ -284,7 +284,6 @@ class PlanView:
     sparse: bool = False
     hardware: Hardware | None = None  # the plan's device (None: not in the catalog)
     prediction: Prediction | None = None  # None when the plan cannot be predicted
-    link: Interconnect | None = None  # the preset of the gradient synchronisation's link
     has_hardware: Callable[[str], bool] = lambda _key: True
     problem: str = ""  # why there is no prediction
 

@@ -42,8 +42,7 @@ def lookup(key):
 
 def view_of(plan, sparse=False):
     p = predict(plan)
-    link = presets.interconnect_by_key(plan.inter_node)
-    return PlanView(plan=plan, sparse=sparse, hardware=lookup(plan.hardware), prediction=p, link=link,
+    return PlanView(plan=plan, sparse=sparse, hardware=lookup(plan.hardware), prediction=p,
                     has_hardware=lambda key: lookup(key) is not None)
 
 
