@@ -371,6 +371,6 @@ def test_the_best_cap_weighs_energy_and_time_by_default(qtbot, catalog):
     assert energy.cap_w <= both.cap_w  # time counts too: a shallower cap
     assert p.best_cap() == both.cap_w
     assert p.result_text("Best cap for energy and time") == (f"{both.cap_w:g}", "W")
-    pick(qtbot, p.field("cap_objective"), "Energy only (most tokens per joule)")
+    pick(qtbot, p.field("cap_objective"), "Energy only")
     assert p.scenario().cap_objective == "energy" and p.best_cap() == energy.cap_w
     assert p.undo_stack().count() == 1

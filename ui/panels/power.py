@@ -185,8 +185,8 @@ class PowerPanel(PanelBase):
         box.addLayout(ends)
         self.form.addRow("", slider_box)
         objective = self.add_choice("cap_objective", [
-            ("Energy and time (Zeus, η = 0.5)", "energy_time"),
-            ("Energy only (most tokens per joule)", "energy"),
+            ("Energy and time", "energy_time"),
+            ("Energy only", "energy"),
         ], "Best cap by")
         objective.setToolTip("What the best cap (green on the charts) optimises. Energy and time weighs a "
                              "joule against a second at the TDP (Zeus's cost, η = 0.5): a deep cap saves "
