@@ -14,13 +14,17 @@ and a test can check that nothing is invented, lost or counted twice. An empty s
   The real send buffer is untouched, but this picture makes conservation visible: during a
   reduction every contribution is in exactly one place.
 
-Chunk sizes are in bytes; nothing else here has a unit.
+``step_times`` gives every frame its alpha-beta time, with the formulas of
+:mod:`workbench.comms`, so the steps add up to the All-reduce calculator's time.
+
+Chunk and message sizes are in bytes, bandwidths in bytes/s, times in seconds.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -388,6 +392,102 @@ def _pipeline_steps(c: Collective, n: int, root: int) -> list[tuple[str, list[Tr
                 transfers.append(Transfer(chain[hop], chain[hop + 1], chunk, reduce))
         steps.append((phase, transfers))
     return steps
+
+
+# --- time of each step (alpha-beta model) ---------------------------------------------------
+
+#: Algorithms whose cost :func:`step_times` knows: the ring (every schedule) and, for a
+#: conceptual all-reduce, NCCL's double binary tree.
+ALGORITHMS = ("ring", "tree")
+
+
+@dataclass(frozen=True, slots=True)
+class StepTime:
+    """The model time of one frame, in seconds: ``latency_s`` (the alpha terms paid in this
+    step) plus ``transfer_s`` (bytes over link bandwidth paid in this step)."""
+
+    step: int
+    latency_s: float
+    transfer_s: float
+
+    @property
+    def seconds(self) -> float:
+        return self.latency_s + self.transfer_s
+
+
+def step_times(
+    collective: Collective | str,
+    n: int,
+    schedule: str,
+    message_bytes: float,
+    link_bw: float,
+    alpha: float,
+    root: int = 0,
+    algorithm: str = "ring",
+) -> list[StepTime]:
+    """The alpha-beta time of every frame of ``frames(collective, n, schedule, root)``.
+
+    One :class:`StepTime` per frame, frame 0 (the start) costing nothing, so
+    ``step_times(...)[frame.step]`` is that frame's time. ``message_bytes`` S is what
+    nccl-tests prints as the size (the whole buffer), ``link_bw`` B the bytes/s of one link
+    in one direction, ``alpha`` the latency of one algorithm step in seconds. The steps add
+    up to :mod:`workbench.comms`' time for the same inputs (``ring_time``, which is
+    ``ring_allreduce_time`` for all-reduce, or ``tree_allreduce_time``):
+
+    - ring all-reduce, reduce-scatter, all-gather: every step moves one chunk of S/n over
+      every link and pays one latency, alpha + S/(nB); 2(n-1) or n-1 of them.
+    - pipelined broadcast and reduce: the model is S/B + (n-1) alpha (NCCL cuts the message
+      into many more pieces than the n the frames draw). Read along the critical path: the
+      first bytes need n-1 hops to reach the far end of the chain, one latency each (steps 1
+      to n-1), and the whole message then streams through the last link, n chunks of
+      S/(nB) (steps n-1 to 2(n-1)); step n-1 pays both.
+    - scatter and all-to-all (point-to-point, one step in every schedule), and every
+      conceptual step: the whole operation's time in its single step.
+    - ``algorithm="tree"`` (conceptual all-reduce only): the double binary tree,
+      2 S/B + 2 ceil(log2 n) alpha, in the single step.
+    """
+    c = parse_collective(collective)
+    n = _ranks(n)
+    schedule = v.choice("schedule", schedule, SCHEDULES)
+    _root(root, n)
+    size = v.positive("message_bytes", message_bytes)
+    bw = v.positive("link_bw", link_bw)
+    a = v.non_negative("alpha", alpha)
+    algorithm = v.choice("algorithm", algorithm, ALGORITHMS)
+    if algorithm == "tree" and (c is not Collective.ALL_REDUCE or schedule != "conceptual"):
+        raise InputError(
+            "algorithm",
+            "tree is modelled for all-reduce only, as one conceptual step (the frames draw "
+            f"the ring); got {c.value} with the {schedule} schedule",
+        )
+    start = StepTime(0, 0.0, 0.0)
+    ring_steps = schedule == "ring" and c not in (Collective.SCATTER, Collective.ALL_TO_ALL)
+    if not ring_steps:
+        # One step holding the whole operation, written as workbench.comms writes it so that
+        # the single step is the calculator's number to the last bit.
+        hops = n - 1.0
+        if algorithm == "tree":
+            latency, transfer = 2.0 * ((n - 1).bit_length()) * a, 2.0 * size / bw
+        elif c is Collective.ALL_REDUCE:
+            latency, transfer = 2.0 * hops * a, 2.0 * hops / n * size / bw
+        elif c in (Collective.BROADCAST, Collective.REDUCE):
+            latency, transfer = hops * a, size / bw
+        else:
+            latency, transfer = hops * a, hops / n * size / bw
+        return [start, StepTime(1, latency, transfer)]
+    chunk_time = size / n / bw
+    if c in (Collective.BROADCAST, Collective.REDUCE):
+        return [start] + [
+            StepTime(s, a if s <= n - 1 else 0.0, chunk_time if s >= n - 1 else 0.0)
+            for s in range(1, 2 * n - 1)
+        ]
+    count = 2 * (n - 1) if c is Collective.ALL_REDUCE else n - 1
+    return [start] + [StepTime(s, a, chunk_time) for s in range(1, count + 1)]
+
+
+def total_time(times: Iterable[StepTime]) -> float:
+    """Seconds of a whole schedule: the (exactly rounded) sum of its step times."""
+    return math.fsum(t.seconds for t in times)
 
 
 def chunk_size(message_bytes: float, n: int) -> float:

@@ -1,4 +1,4 @@
-"""Collective semantics for the animator: definitions, ring schedules, conservation."""
+"""Collective semantics for the animator: definitions, ring schedules, conservation, step times."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import gc
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from workbench import collectives
+from workbench import collectives, comms
 from workbench._validate import InputError
 from workbench.collectives import (
     LABELS,
@@ -17,6 +19,7 @@ from workbench.collectives import (
     SCHEDULES,
     Collective,
     Frame,
+    StepTime,
     Transfer,
     apply_transfers,
     contributions,
@@ -24,6 +27,8 @@ from workbench.collectives import (
     frames,
     initial_state,
     parse_collective,
+    step_times,
+    total_time,
 )
 
 ALL_N = range(MIN_RANKS, MAX_RANKS + 1)
@@ -286,3 +291,102 @@ def test_chunk_size_rejects_bad_input():
         collectives.chunk_size(-1, 4)
     with pytest.raises(ValueError):
         collectives.chunk_size(1024, 1)
+
+
+# --- step times: the alpha-beta model, step by step ----------------------------------------
+
+def calculator_time(collective, size, n, bw, alpha, algorithm="ring"):
+    """What the All-reduce calculator shows for these inputs (comms_sweep.operating_point)."""
+    from workbench import comms_sweep
+
+    point = comms_sweep.operating_point(collective, size, n, bw, alpha)
+    return point.tree_time if algorithm == "tree" else point.ring_time
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("collective", list(Collective))
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 8, 16, 33, 64])
+def test_step_times_add_up_to_the_calculator_time(collective, n, schedule):
+    size, bw, alpha = 256 * 2**20, 360e9, 5e-6
+    root = n - 1 if collective.has_root else 0
+    times = step_times(collective, n, schedule, size, bw, alpha, root=root)
+    assert len(times) == len(frames(collective, n, schedule, root=root))
+    assert [t.step for t in times] == list(range(len(times)))
+    assert times[0] == StepTime(0, 0.0, 0.0)
+    assert all(t.latency_s >= 0 and t.transfer_s >= 0 and t.seconds > 0 for t in times[1:])
+    expected = float(comms.ring_time(collective, size, n, bw, alpha))
+    assert sum(t.seconds for t in times) == pytest.approx(expected, rel=1e-12)
+    assert total_time(times) == pytest.approx(calculator_time(collective, size, n, bw, alpha), rel=1e-12)
+    if collective is Collective.ALL_REDUCE:
+        assert total_time(times) == pytest.approx(
+            float(comms.ring_allreduce_time(size, n, bw, alpha)), rel=1e-12
+        )
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 9, 64])
+def test_conceptual_tree_all_reduce_is_the_calculator_tree_time(n):
+    size, bw, alpha = 2**30, 450e9, 3e-6
+    times = step_times("all_reduce", n, "conceptual", size, bw, alpha, algorithm="tree")
+    assert len(times) == 2
+    expected = float(comms.tree_allreduce_time(size, n, bw, alpha))
+    assert times[1].seconds == expected  # one step, written as comms writes it: bit for bit
+    assert sum(t.seconds for t in times) == pytest.approx(calculator_time("all_reduce", size, n, bw, alpha, "tree"),
+                                                          rel=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    collective=st.sampled_from(list(Collective)),
+    n=st.integers(MIN_RANKS, MAX_RANKS),
+    schedule=st.sampled_from(SCHEDULES),
+    size=st.floats(1.0, 1e13),
+    bw=st.floats(1e6, 1e13),
+    alpha=st.one_of(st.just(0.0), st.floats(1e-9, 1e-2)),
+)
+def test_step_times_sum_to_comms_for_any_inputs(collective, n, schedule, size, bw, alpha):
+    times = step_times(collective, n, schedule, size, bw, alpha)
+    assert sum(t.seconds for t in times) == pytest.approx(
+        float(comms.ring_time(collective, size, n, bw, alpha)), rel=1e-12
+    )
+
+
+def test_ring_all_reduce_steps_each_cost_one_latency_and_one_chunk():
+    n, size, bw, alpha = 8, 256 * 2**20, 360e9, 5e-6
+    times = step_times("all_reduce", n, "ring", size, bw, alpha)[1:]
+    assert len(times) == 2 * (n - 1)
+    for t in times:
+        assert t.latency_s == alpha
+        assert t.transfer_s == pytest.approx(size / n / bw, rel=1e-15)
+
+
+@pytest.mark.parametrize("name", ["broadcast", "reduce"])
+@pytest.mark.parametrize("n", [2, 3, 8, 64])
+def test_pipelined_broadcast_pays_n_minus_1_latencies_then_streams_the_message(name, n):
+    size, bw, alpha = 64 * 2**20, 100e9, 1e-5
+    times = step_times(name, n, "ring", size, bw, alpha, root=n // 2)[1:]
+    assert len(times) == 2 * (n - 1)
+    latency_steps = [t.step for t in times if t.latency_s > 0]
+    transfer_steps = [t.step for t in times if t.transfer_s > 0]
+    assert latency_steps == list(range(1, n))  # the head of the message crosses n-1 hops
+    assert transfer_steps == list(range(n - 1, 2 * n - 1))  # n chunks through the last link
+    assert math.fsum(t.transfer_s for t in times) == pytest.approx(size / bw, rel=1e-13)
+    assert math.fsum(t.latency_s for t in times) == pytest.approx((n - 1) * alpha, rel=1e-13)
+
+
+def test_step_times_refuse_bad_input():
+    good = dict(collective="all_reduce", n=4, schedule="ring", message_bytes=1e6, link_bw=1e9, alpha=1e-6)
+    for name, bad in [("message_bytes", 0.0), ("message_bytes", -1.0), ("link_bw", 0.0),
+                      ("link_bw", math.inf), ("alpha", -1e-6), ("alpha", math.nan),
+                      ("schedule", "tree"), ("n", 1), ("algorithm", "butterfly")]:
+        with pytest.raises(InputError) as info:
+            step_times(**{**good, name: bad})
+        assert info.value.parameter == name
+    with pytest.raises(InputError) as info:  # the frames draw no tree
+        step_times(**good, algorithm="tree")
+    assert info.value.parameter == "algorithm"
+    with pytest.raises(InputError) as info:
+        step_times(**{**good, "collective": "broadcast", "schedule": "conceptual"}, algorithm="tree")
+    assert info.value.parameter == "algorithm"
+    with pytest.raises(InputError) as info:
+        step_times(**{**good, "collective": "reduce"}, root=4)
+    assert info.value.parameter == "root"
