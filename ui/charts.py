@@ -667,7 +667,8 @@ class Chart(pg.PlotWidget):
         legend.setParentItem(plot.getViewBox())
         legend.setZValue(50)
         for series in shown:
-            legend.addItem(series.item, series.name)
+            # pyqtgraph's legend labels are HTML; a series can be named after a user's preset.
+            legend.addItem(series.item, html.escape(series.name))
         plot.legend = legend
         self._legend = legend
 
@@ -683,8 +684,8 @@ class Chart(pg.PlotWidget):
             return
         renamed = False
         for (sample, label), s in zip(legend.items, shown, strict=True):
-            if label.text != s.name:
-                label.setText(s.name)
+            if label.text != html.escape(s.name):
+                label.setText(html.escape(s.name))
                 renamed = True
             sample.update()  # its line is drawn with the item's (possibly new) pen
         if renamed:

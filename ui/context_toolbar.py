@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSizePolicy, QToolBar, QWidget
 
 import presets
+from ui import plain
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS
@@ -122,7 +123,8 @@ class ContextToolbar(QToolBar):
         for link in links:
             combo = self.network_combo if link.key.startswith("nic") else self.interconnect_combo
             combo.addItem(link.name, link.key)
-            combo.setItemData(combo.count() - 1, f"{link.name}\n{link.source}", Qt.ItemDataRole.ToolTipRole)
+            combo.setItemData(combo.count() - 1, plain.tooltip(f"{link.name}\n{link.source}"),
+                              Qt.ItemDataRole.ToolTipRole)
         self.interconnect_combo.activated.connect(
             lambda i: self._edit(intra_node=self.interconnect_combo.itemData(i)))
         self.network_combo.activated.connect(
@@ -178,7 +180,8 @@ class ContextToolbar(QToolBar):
             for hw in self.catalog.items():
                 self.hardware_combo.addItem(hw.name, hw.key)
                 tip = hw.name + (f"\n{hw.note}" if hw.note else "") + ("" if hw.builtin else "\n(user preset)")
-                self.hardware_combo.setItemData(self.hardware_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+                self.hardware_combo.setItemData(self.hardware_combo.count() - 1, plain.tooltip(tip),
+                                                Qt.ItemDataRole.ToolTipRole)
         finally:
             self._syncing = False
         self.sync(self.model.context())

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui import plain
 from ui.widgets.quantity_edit import IntField
 
 PROJECT_FILTER = "Scaling Workbench projects (*.swbproj);;All files (*)"
@@ -55,7 +56,7 @@ def build_save_prompt(parent: QWidget | None, name: str) -> QMessageBox:
                            | QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(QMessageBox.StandardButton.Save)
     box.setEscapeButton(QMessageBox.StandardButton.Cancel)
-    return box
+    return plain.plain_labels(box)
 
 
 def ask_save_changes(parent: QWidget | None, name: str) -> str:
@@ -80,6 +81,7 @@ def ask_recover(parent: QWidget | None, project_path: Path, recovery_path: Path)
     restore = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
     box.addButton(QMessageBox.StandardButton.Discard)
     box.setDefaultButton(restore)
+    plain.plain_labels(box)
     box.exec()
     return box.clickedButton() is restore
 
@@ -100,6 +102,7 @@ def ask_overwrite_external(parent: QWidget | None, name: str, detail: str) -> st
     overwrite = box.addButton("Overwrite", QMessageBox.ButtonRole.DestructiveRole)
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(save_as)
+    plain.plain_labels(box)
     box.exec()
     clicked = box.clickedButton()
     return SAVE_AS if clicked is save_as else OVERWRITE if clicked is overwrite else CANCEL
@@ -107,11 +110,18 @@ def ask_overwrite_external(parent: QWidget | None, name: str, detail: str) -> st
 
 def ask_replace(parent: QWidget | None, name: str) -> bool:
     """A scenario called ``name`` exists: replace it?"""
-    answer = QMessageBox.question(parent, "Replace scenario?",
-                                  f"A scenario named “{name}” already exists. Replace it?",
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                                  QMessageBox.StandardButton.Cancel)
-    return answer == QMessageBox.StandardButton.Yes
+    return ask_yes(parent, "Replace scenario?", f"A scenario named “{name}” already exists. Replace it?",
+                   no=QMessageBox.StandardButton.Cancel)
+
+
+def ask_yes(parent: QWidget | None, title: str, text: str,
+            no: QMessageBox.StandardButton = QMessageBox.StandardButton.No) -> bool:
+    """A Yes / No (or Cancel) question whose text is shown as plain text; the safe answer is the
+    default, so Enter never destroys anything."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.Yes | no, parent)
+    box.setDefaultButton(no)
+    plain.plain_labels(box)
+    return box.exec() == QMessageBox.StandardButton.Yes
 
 
 def show_message(parent: QWidget | None, title: str, text: str, *, error: bool = True) -> QMessageBox:
@@ -123,6 +133,7 @@ def show_message(parent: QWidget | None, title: str, text: str, *, error: bool =
     box.setStandardButtons(QMessageBox.StandardButton.Ok)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.setObjectName("messageBox")
+    plain.plain_labels(box)
     box.open()
     return box
 

@@ -58,7 +58,7 @@ from storage import (
     read_scenario_file,
 )
 from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION, open_or_create_default
-from ui import dialogs
+from ui import dialogs, plain
 from ui import theme as th
 from ui.catalog import HardwareCatalog
 from ui.commands import push_override, push_scenario_edit
@@ -233,6 +233,10 @@ class MainWindow(QMainWindow):
         self.summary_label.setContentsMargins(8, 0, 8, 0)
         bar.addPermanentWidget(self.summary_label)
 
+    def _plain_undo_tips(self) -> None:
+        for action in (self.action_undo, self.action_redo):
+            action.setToolTip(plain.tooltip(action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")))
+
     def _action(self, text: str, slot, shortcut=None, name: str = "", tip: str = "") -> QAction:
         action = QAction(text, self)
         if name:
@@ -278,6 +282,9 @@ class MainWindow(QMainWindow):
         self.action_redo.setObjectName("action.redo")
         self.addAction(self.action_undo)
         self.addAction(self.action_redo)
+        # The commands' texts name presets and scenarios: their tooltips must not be read as markup.
+        self.undo_stack.undoTextChanged.connect(self._plain_undo_tips)
+        self.undo_stack.redoTextChanged.connect(self._plain_undo_tips)
 
         self.action_export_png = self._action("Chart as &PNG…", lambda: self.export_interactive("png"),
                                               "Ctrl+E", "action.exportPng")

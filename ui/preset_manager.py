@@ -73,7 +73,7 @@ from PySide6.QtWidgets import (
 )
 
 from storage.errors import ProjectError
-from ui import theme
+from ui import plain, theme
 from ui.widgets.message_label import MessageLabel
 from ui.widgets.quantity_edit import QuantityField
 from workbench import InputError
@@ -259,7 +259,7 @@ class TextField(QWidget):
         if self.edit.text() != text:
             self.edit.setText(text)
             self.edit.setCursorPosition(0)
-        self.edit.setToolTip(text if len(text) > 40 else "")
+        self.edit.setToolTip(plain.tooltip(text) if len(text) > 40 else "")
         self.show_error("")
 
     def _commit(self) -> None:
@@ -312,7 +312,9 @@ class PresetManagerDialog(QDialog):
         title_font.setBold(True)
         self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # a preset's name is the user's text
         self.subtitle = QLabel(self)
+        self.subtitle.setTextFormat(Qt.TextFormat.PlainText)
         self.subtitle.setWordWrap(True)
         self.duplicate_button = QPushButton("Duplicate", self)
         self.duplicate_button.setToolTip("Make an editable copy of this preset (your own preset)")
@@ -459,11 +461,11 @@ class PresetManagerDialog(QDialog):
                     problem = None
                 if problem:
                     item.setForeground(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
-                    item.setToolTip(f"Cannot be loaded: {problem}")
+                    item.setToolTip(plain.tooltip(f"Cannot be loaded: {problem}"))
                 elif record.builtin:
-                    item.setToolTip(f"{record.name}: built-in, read-only. Duplicate it to edit a copy.")
+                    item.setToolTip(plain.tooltip(f"{record.name}: built-in, read-only. Duplicate it to edit a copy."))
                 else:
-                    item.setToolTip(f"{record.name}: your preset, editable.")
+                    item.setToolTip(plain.tooltip(f"{record.name}: your preset, editable."))
                 self.preset_list.addItem(item)
             target = self._row_of(keep) if keep is not None else None
             if target is None and self.preset_list.count():
@@ -581,7 +583,7 @@ class PresetManagerDialog(QDialog):
         for r, values in enumerate(rows):
             for c, text in enumerate(values):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text if c >= 2 else "")
+                item.setToolTip(plain.tooltip(text) if c >= 2 else "")
                 if c == 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)
@@ -910,8 +912,8 @@ class PresetManagerDialog(QDialog):
         stack = self.undo_stack
         self.undo_action.setEnabled(stack.canUndo())
         self.redo_action.setEnabled(stack.canRedo())
-        self.undo_action.setToolTip(f"Undo {stack.undoText()}" if stack.canUndo() else "Nothing to undo")
-        self.redo_action.setToolTip(f"Redo {stack.redoText()}" if stack.canRedo() else "Nothing to redo")
+        self.undo_action.setToolTip(plain.tooltip(f"Undo {stack.undoText()}") if stack.canUndo() else "Nothing to undo")
+        self.redo_action.setToolTip(plain.tooltip(f"Redo {stack.redoText()}") if stack.canRedo() else "Nothing to redo")
 
     def open(self) -> None:
         """Show without blocking the window (``QDialog.open`` would make it window-modal):

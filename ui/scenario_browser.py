@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
-    QMessageBox,
     QPlainTextEdit,
     QSizePolicy,
     QToolButton,
@@ -48,6 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from storage.errors import NameConflictError, ProjectError
+from ui import dialogs, plain
 from ui.widgets.message_label import MessageLabel
 from workbench import InputError
 
@@ -69,12 +69,7 @@ def kind_label(kind: str) -> str:
 # -- modal questions: module-level so tests (and embedders) can replace them -----------------
 def ask_confirm(parent: QWidget | None, text: str) -> bool:
     """Ask a yes/no question; True means go ahead. Defaults to No, so Enter is safe."""
-    answer = QMessageBox.question(
-        parent, "Scaling Workbench", text,
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-        QMessageBox.StandardButton.No,
-    )
-    return answer == QMessageBox.StandardButton.Yes
+    return dialogs.ask_yes(parent, "Scaling Workbench", text)
 
 
 def ask_text(parent: QWidget | None, title: str, label: str, text: str) -> str | None:
@@ -83,6 +78,7 @@ def ask_text(parent: QWidget | None, title: str, label: str, text: str) -> str |
     dialog.setWindowTitle(title)
     layout = QVBoxLayout(dialog)
     prompt = QLabel(label, dialog)
+    prompt.setTextFormat(Qt.TextFormat.PlainText)  # the label names the user's scenario
     prompt.setWordWrap(True)
     edit = QLineEdit(text, dialog)
     edit.selectAll()
@@ -372,7 +368,7 @@ class ScenarioBrowser(QWidget):
             item.setFont(_NAME_COLUMN, font)
         else:
             tip = f"{record.name}\n\n{record.notes.strip() or 'No notes.'}"
-        item.setToolTip(_NAME_COLUMN, tip)
+        item.setToolTip(_NAME_COLUMN, plain.tooltip(tip))
         item.setToolTip(_MODIFIED_COLUMN, modified_text)
         return item
 

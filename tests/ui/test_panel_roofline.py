@@ -4,6 +4,7 @@ import kernels, measure this machine, undo; assertions on what the panel shows a
 from __future__ import annotations
 
 import csv
+import html
 import json
 
 import numpy as np
@@ -429,7 +430,7 @@ def test_a_parameter_change_redraws_in_place_and_paints_the_chart_once(panel, qt
     # the same line items and legend, renamed: nothing deleted and made again
     assert [s.item for s in panel.chart.series()] == items
     assert panel.chart.getPlotItem().legend is legend
-    names = [label.text for _sample, label in legend.items]
+    names = [html.unescape(label.text) for _sample, label in legend.items]
     assert names == [s.name for s in panel.chart.series() if s.in_legend]
     assert any(n.startswith("H100 SXM: ridge 295") for n in names)
     # brushes and pens are kept, so the scatter's symbol atlas does not grow with every redraw

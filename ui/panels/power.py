@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 import presets
+from ui import plain
 from ui import theme as th
 from ui.charts import Chart
 from ui.panel import PanelBase, ResultRow
@@ -263,7 +264,7 @@ class PowerPanel(PanelBase):
         for hw in self.catalog.items():
             tdp = f"TDP {hw.tdp_w:g} W" if hw.tdp_w is not None else "no TDP given"
             combo.addItem(hw.name, hw.key)
-            combo.setItemData(combo.count() - 1, f"{hw.name}: {tdp}", Qt.ItemDataRole.ToolTipRole)
+            combo.setItemData(combo.count() - 1, plain.tooltip(f"{hw.name}: {tdp}"), Qt.ItemDataRole.ToolTipRole)
         key = getattr(self._scenario, "hardware", None)
         if key is not None and combo.findData(key) < 0:
             combo.addItem(f"{key} (not in the catalog)", key)
@@ -487,7 +488,7 @@ class PowerPanel(PanelBase):
             self.tdp_label.setToolTip("This preset has no TDP: add it in the preset manager")
         else:
             self.tdp_label.setText(units.format_quantity(hw.tdp_w, "W"))
-            self.tdp_label.setToolTip(f"Board power at full clock. Source: {hw.tdp_source}")
+            self.tdp_label.setToolTip(plain.tooltip(f"Board power at full clock. Source: {hw.tdp_source}"))
 
     def _sync_slider(self, caps: np.ndarray, cap: float) -> None:
         self._slider_caps = caps
