@@ -1,28 +1,127 @@
-"""Start the GUI: one QApplication, the main window on a project.
+"""Start the GUI: one QApplication, the main window on a project; the app's identity on a desktop.
 
 ``run_gui(path)`` opens PROJECT, or the default project in the user's data directory (created
 and seeded on first start), with nothing to configure. A file that fails to open gets one
 clear message, and the window falls back to the default project.
+
+The application id below is the one name a Linux desktop knows the app by: Qt's desktop file
+name (the Wayland app id), the ``.desktop`` file, the AppStream component and its launchable,
+and the icon, all under ``packaging/`` and checked against this module by
+``tests/test_packaging.py``. This module imports Qt only inside its functions, so the
+command line's Qt-free commands and the desktop installer can read these names.
+
+Smoke runs (the test suite, the bundle's check in ``.ci/run``) set
+``SCALING_WORKBENCH_QUIT_AFTER_START``: a number of milliseconds after the main window is
+shown, or ``stdin`` to wait until standard input reaches its end. The window then closes the
+way a user closes it and the process exits with the event loop's code.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-
-from PySide6.QtWidgets import QApplication
+from typing import TYPE_CHECKING
 
 import workbench
 
+if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+APP_NAME = "Scaling Workbench"
+# Reverse DNS of the project's home, all lower case, no hyphen or underscore: valid as a D-Bus
+# name, an AppStream component id (pedantic checks included) and a file name.
+APP_ID = "io.github.scalingworkbench.workbench"
+HOMEPAGE = "https://scalingworkbench.github.io/"
+# The project file's MIME type (packaging/<APP_ID>.mime.xml): the glob is storage's
+# FILE_SUFFIX, the magic is SQLite's header plus storage's PRAGMA application_id.
+PROJECT_MIME_TYPE = "application/x-scaling-workbench-project"
+
+QUIT_AFTER_START_ENV = "SCALING_WORKBENCH_QUIT_AFTER_START"
+
+
+def packaging_dir() -> Path | None:
+    """The folder with the desktop files and icons: inside the bundle, or the source tree's."""
+    bundle = getattr(sys, "_MEIPASS", None)  # set by PyInstaller's bootloader
+    candidates = [Path(bundle) / "packaging"] if bundle else []
+    candidates.append(Path(__file__).resolve().parent.parent / "packaging")
+    for folder in candidates:
+        if (folder / f"{APP_ID}.desktop").is_file():
+            return folder
+    return None
+
+
+def icon_path() -> Path | None:
+    """The scalable application icon, or None when neither the bundle nor a clone is around."""
+    folder = packaging_dir()
+    path = folder / "icons/hicolor/scalable/apps" / f"{APP_ID}.svg" if folder else None
+    return path if path is not None and path.is_file() else None
+
+
+def app_icon() -> QIcon:
+    """The window icon: the packaged SVG, else the icon theme's (after ``install-desktop``)."""
+    from PySide6.QtGui import QIcon
+
+    path = icon_path()
+    fallback = QIcon(str(path)) if path is not None else QIcon()
+    return QIcon.fromTheme(APP_ID, fallback)
+
 
 def create_application(argv: list[str] | None = None) -> QApplication:
+    from PySide6.QtWidgets import QApplication
+
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
-    app.setApplicationName("Scaling Workbench")
-    app.setOrganizationName("Scaling Workbench")
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
     app.setOrganizationDomain("scaling-workbench.example")
     app.setApplicationVersion(workbench.__version__)
-    app.setDesktopFileName("io.github.scaling_workbench")
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(app_icon())
     return app
+
+
+def _arm_quit_after_start(app: QApplication, window: QMainWindow) -> None:
+    """Close ``window`` and leave the event loop once it is up, when the smoke-run hook asks."""
+    value = os.environ.get(QUIT_AFTER_START_ENV, "").strip()
+    if not value:
+        return
+    import faulthandler
+
+    from PySide6.QtCore import QSocketNotifier, QTimer
+
+    faulthandler.enable()  # a crash on the way out prints a Python traceback
+
+    def close() -> None:
+        if window.isWindowModified():  # closing would ask: nobody is there to answer
+            print(f"scaling-workbench: {QUIT_AFTER_START_ENV}: the window has unsaved changes",
+                  file=sys.stderr)
+            app.exit(3)
+            return
+        window.close()
+        app.quit()
+
+    platform = app.platformName()
+    print(f"scaling-workbench: main window shown on the {platform} platform", file=sys.stderr, flush=True)
+    if value == "stdin":
+        notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read, window)
+
+        def readable() -> None:
+            if not os.read(sys.stdin.fileno(), 4096):  # end of input
+                notifier.setEnabled(False)
+                close()
+
+        notifier.activated.connect(readable)
+        return
+    try:
+        delay_ms = int(value)
+    except ValueError:
+        delay_ms = -1
+    if delay_ms < 0:
+        print(f"scaling-workbench: {QUIT_AFTER_START_ENV} must be a number of milliseconds or "
+              f"'stdin', not {value!r}", file=sys.stderr)
+        delay_ms = 0
+    QTimer.singleShot(delay_ms, close)
 
 
 def run_gui(project: str | None = None) -> int:
@@ -35,6 +134,7 @@ def run_gui(project: str | None = None) -> int:
     window.show()
     # open_path offers a recovery file and shows one clear message when the file fails to open
     if project and window.open_path(project, confirm=False):
+        _arm_quit_after_start(app, window)
         return app.exec()
     default = default_project_path()
     if not (default.exists() and window.open_path(default, confirm=False)):
@@ -45,4 +145,5 @@ def run_gui(project: str | None = None) -> int:
     if project:
         window.statusBar().showMessage(f"{Path(project).name} did not open; the default project is open instead",
                                        15000)
+    _arm_quit_after_start(app, window)
     return app.exec()

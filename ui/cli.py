@@ -146,12 +146,30 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_cmd_export)
 
 
+def _add_install_desktop(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "install-desktop", help="add the app to this user's menus, file manager and icons",
+        description="Install the launcher, the project file's MIME type, the icons and the AppStream "
+                    "metainfo under the user's XDG data directory (~/.local/share), pointing at this "
+                    "installation of the app, and refresh the desktop's caches where the tools exist.",
+    )
+    parser.add_argument("--uninstall", action="store_true", help="remove those files instead")
+
+    def run(args: argparse.Namespace) -> int:
+        from ui.desktop_install import run as install_desktop  # Qt renders the PNG icons
+
+        return install_desktop(args)
+
+    parser.set_defaults(handler=run)
+
+
 # Sub-commands by name: each adds its parser (which sets ``handler``) to the subparsers.
 # ``export`` imports Qt only inside its handler (ui.headless), with QT_QPA_PLATFORM=offscreen.
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "new": _add_new,
     "list": _add_list,
     "export": _add_export,
+    "install-desktop": _add_install_desktop,
 }
 
 
