@@ -102,7 +102,9 @@ class PresentationWindow(QWidget):
         self.setWindowTitle(f"{APP_NAME}: presentation")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 12, 12, 12)
-        for key in (QKeySequence(Qt.Key.Key_Escape), QKeySequence(Qt.Key.Key_F11)):
+        keys = {QKeySequence(Qt.Key.Key_Escape), QKeySequence(Qt.Key.Key_F11),
+                QKeySequence(QKeySequence.StandardKey.FullScreen)}
+        for key in (k for k in keys if not k.isEmpty()):
             shortcut = QShortcut(key, self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(owner.exit_presentation)
@@ -125,7 +127,6 @@ class MainWindow(QMainWindow):
         self.setDockOptions(QMainWindow.DockOption.AllowTabbedDocks | QMainWindow.DockOption.AllowNestedDocks
                             | QMainWindow.DockOption.AnimatedDocks)
         self.setTabPosition(Qt.DockWidgetArea.AllDockWidgetAreas, QTabWidget.TabPosition.North)
-        self.resize(1600, 960)
 
         self.project: Project | None = None
         self.undo_stack = QUndoStack(self)
@@ -293,7 +294,10 @@ class MainWindow(QMainWindow):
         self.action_export_csv = self._action("Numbers as &CSV…", lambda: self.export_interactive("csv"),
                                               None, "action.exportCsv")
 
-        self.action_presentation = self._action("&Presentation Mode", self.toggle_presentation, "F11",
+        # the platform's full-screen key (F11 on KDE and Windows, Ctrl+F11 on GNOME), and F11 everywhere
+        full_screen = [QKeySequence(sk.FullScreen).toString(), "F11"]
+        self.action_presentation = self._action("&Presentation Mode", self.toggle_presentation,
+                                                list(dict.fromkeys(k for k in full_screen if k)),
                                                 "action.presentation",
                                                 "Show the active panel full screen, large and thick")
         self.action_presentation.setCheckable(True)
@@ -318,6 +322,13 @@ class MainWindow(QMainWindow):
                                            "action.presets",
                                            "Browse the built-in presets and edit your own")
         self.action_about = self._action("&About Scaling Workbench", self.show_about, None, "action.about")
+        self.action_explain = self._action("&Explain This Panel", lambda: self.explain_panel(), sk.HelpContents,
+                                           "action.explain",
+                                           "What the active panel computes, and from which formulas")
+        self.action_user_guide = self._action("&User Guide", self.show_user_guide, None, "action.userGuide",
+                                              "The guide that ships with the app")
+        self.action_about_qt = self._action("About &Qt", QApplication.aboutQt, None, "action.aboutQt")
+        self._user_guide = None
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -370,7 +381,12 @@ class MainWindow(QMainWindow):
         hardware_menu = bar.addMenu("&Hardware")
         hardware_menu.addAction(self.action_presets)
         help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.action_explain)
+        help_menu.addAction(self.action_user_guide)
+        help_menu.addSeparator()
         help_menu.addAction(self.action_about)
+        help_menu.addAction(self.action_about_qt)
+        self.help_menu = help_menu
 
     def _default_layout(self) -> None:
         """Browser narrow on the left, the five panels tabbed in the rest, roofline in front.
@@ -406,12 +422,26 @@ class MainWindow(QMainWindow):
             self.restore_layout()
         super().showEvent(event)
 
+    def fit_to_screen(self, share: float = 0.9) -> None:
+        """The first start: most of the screen the window is on, centred (a fixed 1600 x 960
+        is cramped on a 4K screen and too big for a 1366 x 768 laptop)."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        width = max(min(area.width(), 1024), int(area.width() * share))
+        height = max(min(area.height(), 700), int(area.height() * share))
+        self.resize(width, height)
+        self.move(area.x() + (area.width() - width) // 2, area.y() + (area.height() - height) // 2)
+
     def restore_layout(self) -> bool:
         settings = _settings()
         geometry = settings.value(KEY_GEOMETRY, QByteArray(), type=QByteArray)
         state = settings.value(KEY_STATE, QByteArray(), type=QByteArray)
         if geometry is not None and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+        elif not self.testAttribute(Qt.WidgetAttribute.WA_Resized):  # nobody chose a size yet
+            self.fit_to_screen()
         restored = bool(state is not None and not state.isEmpty() and self.restoreState(state, LAYOUT_VERSION))
         if not restored:
             # dock sizes only take once the window has its size: after the show is processed
@@ -1122,6 +1152,16 @@ class MainWindow(QMainWindow):
     def explain_panel(self, kind: str | None = None):
         """Help > Explain: the active (or named) panel's explanation, in its own dialog."""
         return self.panels[kind or self._active_kind].show_explanation()
+
+    def show_user_guide(self):
+        """Help > User Guide: the README, in a window that stays open beside the panels."""
+        from ui.help import UserGuideDialog
+
+        if self._user_guide is None:
+            self._user_guide = UserGuideDialog(self)
+        self._user_guide.show()
+        self._user_guide.raise_()
+        return self._user_guide
 
     def show_about(self) -> None:
         import workbench

@@ -26,6 +26,8 @@ asking ``workbench`` for every number).
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -55,17 +57,47 @@ from PySide6.QtWidgets import (
 )
 
 from ui import theme as th
+from ui.accessibility import name_form_fields
 from ui.charts import Chart
 from ui.commands import push_scenario_edit
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import units
 from workbench._validate import InputError
 
+log = logging.getLogger(__name__)
+
 FORM_WIDTH = 300  # px: the inputs column, fixed-ish so the chart gets the rest
 MIN_CHART_WIDTH = 560  # px: the form gives up width below this
 #: Until the user drags the handle, the results table under the chart takes the height of its
 #: rows, but never more than this share of the centre: the chart is what a meeting looks at.
 RESULTS_SHARE = 0.4
+
+
+def _guarded_refresh(draw: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A panel's refresh that cannot take the window down: a scenario that validates but whose
+    numbers cannot be computed (values that overflow, a hostile log) is reported in the panel's
+    status line, and the scenario stays as it is, for the user to change or undo."""
+
+    @functools.wraps(draw)
+    def refresh(self) -> None:
+        if getattr(self, "_refreshing", False):  # a refresh that triggers itself runs once
+            return draw(self)
+        self._refreshing = True
+        try:
+            draw(self)
+        except (ValueError, ArithmeticError) as exc:
+            log.warning("%s cannot draw its scenario", type(self).__name__, exc_info=True)
+            message = str(exc) or type(exc).__name__
+            self._draw_problem = f"Cannot draw this scenario: {message}. Change that value, or undo."
+            self.show_status(self._draw_problem)
+        else:
+            if self._draw_problem:
+                self._draw_problem = ""
+                self.clear_error()
+        finally:
+            self._refreshing = False
+
+    return refresh
 
 
 @dataclass(frozen=True)
@@ -102,6 +134,7 @@ class ResultsTable(QTableWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(0, 3, parent)
         self.setObjectName("resultsTable")
+        self.setAccessibleName("Results")
         self.setHorizontalHeaderLabels(list(self.HEADERS))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -289,9 +322,15 @@ class PanelBase(QWidget):
     explainRequested = Signal()
     overrideContextChanged = Signal(bool)
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "refresh" in cls.__dict__:
+            cls.refresh = _guarded_refresh(cls.__dict__["refresh"])
+
     def __init__(self, scenario: Any = None, parent: QWidget | None = None, *, undo_stack: QUndoStack | None = None):
         super().__init__(parent)
         self.setObjectName(f"panel.{self.kind or 'base'}")
+        self._draw_problem = ""
         self._scenario = scenario
         self._own_stack = QUndoStack(self)
         self._stack: QUndoStack = undo_stack if undo_stack is not None else self._own_stack
@@ -305,6 +344,10 @@ class PanelBase(QWidget):
         self.explainRequested.connect(self.show_explanation)
         if scenario is not None:
             self._sync_fields()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        name_form_fields(self)  # rows added since the last show get their label as accessible name
+        super().showEvent(event)
 
     # -- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -674,7 +717,11 @@ class PanelBase(QWidget):
     def blocking_problem(self) -> str:
         """Why the panel could draw nothing for its scenario ("" when it could): a headless
         export fails with this instead of writing an empty chart."""
-        return ""
+        return self._draw_problem
+
+    def draw_problem(self) -> str:
+        """Why the last refresh could not compute what the scenario asks ("" when it could)."""
+        return self._draw_problem
 
     def _clear_field_error(self, name: str) -> None:
         binding = self._bindings.get(name)

@@ -306,7 +306,7 @@ class PowerPanel(PanelBase):
             self.edit(_text=f"Plan the throughput from {mfu:.0%} MFU", _merge=False, **changes)
 
     def blocking_problem(self) -> str:
-        return self._view_message
+        return self._view_message or super().blocking_problem()
 
     def _sync_throughput(self) -> None:
         s = self._scenario

@@ -379,6 +379,7 @@ class RooflinePanel(PanelBase):
             combo = QComboBox(self.form_widget)
             combo.setObjectName(f"field.compare{i + 1}")
             combo.setToolTip("Overlay another preset's roofs on the same axes")
+            combo.setAccessibleName(f"Compare with, device {i + 1}")
             combo.activated.connect(lambda _i, slot=i: self._compare_picked(slot))
             self.form.addRow("Compare with" if i == 0 else "", combo)
             self.compare_combos.append(combo)

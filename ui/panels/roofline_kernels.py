@@ -521,6 +521,7 @@ class KernelTableView(QTableView):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("kernelTable")
+        self.setAccessibleName("Kernels")
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked

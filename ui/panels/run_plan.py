@@ -606,7 +606,7 @@ class RunPlanPanel(PanelBase):
         return self._problem
 
     def blocking_problem(self) -> str:
-        return self._problem
+        return self._problem or super().blocking_problem()
 
     def plan_followed(self) -> None:
         """Same plan, new answer (the catalog changed under the window's document)."""

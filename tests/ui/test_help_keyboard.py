@@ -1,0 +1,62 @@
+"""Help and keyboard as a desktop user expects them: F1 explains the active panel, a Help menu
+with the user guide and About Qt, the platform's full-screen key, a first window that uses the
+screen, and an accessible name on every control."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QTextEdit,
+)
+
+from storage import Project
+from ui import dialogs
+from ui.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
+    path = tmp_path / "help.swbproj"
+    Project.create(path).close()
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def test_the_first_window_uses_most_of_the_screen(window):
+    area = window.screen().availableGeometry()
+    assert window.width() >= 0.85 * area.width() or window.width() >= 1024
+    assert window.height() >= 0.85 * area.height() or window.height() >= 700
+    least = window.minimumSizeHint()  # the offscreen screen is smaller than the docks' minimum
+    assert window.width() <= max(area.width(), least.width())
+    assert window.height() <= max(area.height(), least.height())
+
+
+def test_f1_explains_the_active_panel(qtbot, window):
+    assert QKeySequence(QKeySequence.StandardKey.HelpContents) in window.action_explain.shortcuts()
+    window.raise_panel("allreduce")
+    window.action_explain.trigger()
+    box = window.panel("allreduce")._explain_box
+    assert box is not None and box.isVisible()
+    assert "Ring" in box.findChild(type(box.findChildren(QTextEdit)[0])).toPlainText()
+
+
+def test_the_help_menu_has_explain_the_guide_and_about_qt(qtbot, window):
+    texts = [a.text().replace("&", "") for a in window.help_menu.actions() if not a.isSeparator()]
+    assert texts == ["Explain This Panel", "User Guide", "About Scaling Workbench", "About Qt"]
+    guide = window.show_user_guide()
+    qtbot.waitExposed(guide)
+    assert "Scaling Workbench" in guide.text()
+    assert "pytest" in guide.text()  # the README's test command: the real guide, not the fallback
+
+
+def test_presentation_takes_the_platforms_full_screen_key_and_f11(window):
+    keys = [k.toString() for k in window.action_presentation.shortcuts()]
+    assert "F11" in keys
+    full = QKeySequence(QKeySequence.StandardKey.FullScreen).toString()
+    if full:
+        assert full in keys
