@@ -3,15 +3,34 @@
 Each check returns the cleaned value or raises :class:`InputError` (a ``ValueError``) whose
 message names the parameter and the allowed range, so the UI can show it next to the field.
 NaN and infinity are always rejected: they must never leak out of a formula silently.
+
+Finite inputs can still give an infinite result (1e308 bytes over 1e-300 B/s). The
+:func:`public` decorator guards the way out of every public function: an overflow inside it,
+or a NaN or infinity anywhere in what it returns, becomes a :class:`NonFiniteError` naming the
+caller's input that drove it. Where physics gives a bound (a GPU count), the limits below
+say so up front instead.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
+
+#: The most GPUs (or ranks) any input may name: ten million, some fifty times the largest
+#: clusters built so far, so a count that looks like a typo is refused rather than modelled.
+MAX_GPUS = 10_000_000
+#: The most power one GPU (or its share of a node) may draw, in W: a hundred kilowatts, fifty
+#: times today's largest accelerator modules.
+MAX_GPU_POWER_W = 100_000.0
+#: The largest whole number accepted where no tighter bound is given: 2**53, the largest a
+#: float (which every formula computes in) holds exactly.
+MAX_WHOLE = 2**53
 
 
 class InputError(ValueError):
@@ -22,9 +41,27 @@ class InputError(ValueError):
         self.parameter = parameter
 
 
+class NonFiniteError(InputError):
+    """A NaN or an infinity: given, or computed from finite inputs that are too large or too
+    small (an overflow). :func:`public` re-blames one raised for an inner function's own
+    parameter on the caller's input that drove it."""
+
+
 def _describe(value: object) -> str:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**21:
+        return f"a whole number of {len(str(abs(int(value))))} digits"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _num(value: float) -> str:
+    """A bound or value as a person reads it: whole numbers with digit groups ("10,000,000")."""
+    if isinstance(value, numbers.Integral) or (math.isfinite(value) and float(value).is_integer()
+                                                 and abs(value) < 1e15):
+        if abs(int(value)) >= 10**21:
+            return _describe(int(value))
+        return f"{int(value):,}"
+    return f"{value:g}"
 
 
 def number(name: str, value: object) -> float:
@@ -34,9 +71,13 @@ def number(name: str, value: object) -> float:
             value = value.item()
         else:
             raise InputError(name, f"must be a number, got {_describe(value)}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # an int beyond the float range, e.g. 10**400 from JSON
+        raise NonFiniteError(name, f"must be a finite number, got {_describe(value)}, "
+                                   "too large for a float (about 1.8e308 at most)") from None
     if not math.isfinite(result):
-        raise InputError(name, f"must be a finite number, got {result}")
+        raise NonFiniteError(name, f"must be a finite number, got {result}")
     return result
 
 
@@ -70,9 +111,27 @@ def in_range(
     ok_low = result >= low if low_inclusive else result > low
     ok_high = result <= high if high_inclusive else result < high
     if not (ok_low and ok_high):
-        left = "[" if low_inclusive else "("
-        right = "]" if high_inclusive else ")"
-        raise InputError(name, f"must be in {left}{low:g}, {high:g}{right}, got {result:g}")
+        raise InputError(name, f"must be {_between(low, high, low_inclusive, high_inclusive)}, got {result:g}")
+    return result
+
+
+def _between(low: float, high: float, low_inclusive: bool = True, high_inclusive: bool = True,
+             unit: str = "") -> str:
+    unit = f" {unit}" if unit else ""
+    if low_inclusive and high_inclusive:
+        return f"between {_num(low)} and {_num(high)}{unit}"
+    above = f"at least {_num(low)}" if low_inclusive else f"more than {_num(low)}"
+    below = f"at most {_num(high)}" if high_inclusive else f"less than {_num(high)}"
+    return f"{above} and {below}{unit}"
+
+
+def bounded(name: str, value: object, low: float, high: float, unit: str = "", *,
+            low_open: bool = False, high_open: bool = False) -> float:
+    """A finite number within the physical range [low, high] of a quantity (``unit`` for the
+    message): "link_bw: must be between 1 and 1e+18 B/s, got 1e+300"."""
+    result = number(name, value)
+    if result < low or (low_open and result == low) or result > high or (high_open and result == high):
+        raise InputError(name, f"must be {_between(low, high, not low_open, not high_open, unit)}, got {result:g}")
     return result
 
 
@@ -91,11 +150,19 @@ def integer(name: str, value: object, minimum: int | None = None, maximum: int |
         result = int(value)
     else:
         raise InputError(name, f"must be a whole number, got {_describe(value)}")
+    top = MAX_WHOLE if maximum is None else maximum
     if minimum is not None and result < minimum:
-        raise InputError(name, f"must be >= {minimum}, got {result}")
-    if maximum is not None and result > maximum:
-        raise InputError(name, f"must be <= {maximum}, got {result}")
+        raise InputError(name, f"must be >= {minimum}, got {_num(result)}")
+    if result > top:
+        if minimum is not None:
+            raise InputError(name, f"must be between {_num(minimum)} and {_num(top)}, got {_num(result)}")
+        raise InputError(name, f"must be <= {_num(top)}, got {_num(result)}")
     return result
+
+
+def gpu_count(name: str, value: object) -> int:
+    """A whole number of GPUs (or ranks), between 1 and :data:`MAX_GPUS`."""
+    return integer(name, value, 1, MAX_GPUS)
 
 
 def text(name: str, value: object, *, allow_empty: bool = False) -> str:
@@ -106,6 +173,37 @@ def text(name: str, value: object, *, allow_empty: bool = False) -> str:
     if not result and not allow_empty:
         raise InputError(name, "must not be empty")
     return result
+
+
+def flag(name: str, value: object) -> bool:
+    """True or False (a numpy bool too; 1, "yes" and None are refused)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(name, f"must be True or False, got {_describe(value)}")
+    return bool(value)
+
+
+def instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> object:
+    """A value of the type ``kind`` (``what`` describes it: "a RunPlan")."""
+    if not isinstance(value, kind):
+        if not what:
+            names = [k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))]
+            what = "a " + " or a ".join(names)
+        raise InputError(name, f"must be {what}, got {_describe(value)}")
+    return value
+
+
+def function(name: str, value: object, what: str = "a function") -> object:
+    """Something callable (a callback, a look-up)."""
+    if not callable(value):
+        raise InputError(name, f"must be {what}, got {_describe(value)}")
+    return value
+
+
+def items(name: str, value: object, what: str = "a list") -> tuple:
+    """The elements of a list or tuple (text, mappings and single values are refused)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
+        raise InputError(name, f"must be {what}, got {_describe(value)}")
+    return tuple(value)
 
 
 def choice(name: str, value: object, allowed: Iterable[str]) -> str:
@@ -128,16 +226,35 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
         raw = np.asarray(value)
     except ValueError:  # ragged nested lists
         raise InputError(name, "must be a number or a rectangular array of numbers") from None
+    if raw.dtype.kind == "O" and raw.size and all(
+            isinstance(x, numbers.Real) and not isinstance(x, bool) for x in raw.flat):
+        try:  # Python ints beyond int64, e.g. 10**400
+            raw = raw.astype(float)
+        except OverflowError:
+            raise NonFiniteError(name, "must be finite, got a whole number too large for a float "
+                                       "(about 1.8e308 at most)") from None
     if raw.dtype.kind not in "iuf":
         raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}")
     arr = raw.astype(float)
     if arr.size and not np.all(np.isfinite(arr)):
-        raise InputError(name, "must be finite (no NaN or infinity)")
+        raise NonFiniteError(name, "must be finite (no NaN or infinity)")
     if positive_only and arr.size and np.any(arr <= 0):
         raise InputError(name, f"must be > 0 everywhere, got minimum {arr.min():g}")
     if non_negative_only and arr.size and np.any(arr < 0):
         raise InputError(name, f"must be >= 0 everywhere, got minimum {arr.min():g}")
     return arr, arr.ndim == 0
+
+
+def whole_numbers(name: str, value: object, minimum: int = 1, maximum: int = MAX_GPUS):
+    """Whole numbers (GPU counts, ranks, stages) in [minimum, maximum], a scalar or an array:
+    ``(array, was_scalar)`` as :func:`array` gives them."""
+    arr, scalar = array(name, value)
+    if arr.size and np.any(arr != np.floor(arr)):
+        raise InputError(name, "must be whole numbers")
+    if arr.size and (np.any(arr < minimum) or np.any(arr > maximum)):
+        worst = arr.min() if np.any(arr < minimum) else arr.max()
+        raise InputError(name, f"must be between {_num(minimum)} and {_num(maximum)}, got {_num(float(worst))}")
+    return arr, scalar
 
 
 def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
@@ -157,6 +274,128 @@ def scalar_or_array(result: np.ndarray, was_scalar: bool):
     """
     result = np.asarray(result)
     if np.issubdtype(result.dtype, np.floating) and result.size and not np.all(np.isfinite(result)):
-        raise InputError("inputs", "the result overflows (values too large or too small to compute); "
-                                   "check the magnitudes and units of the inputs")
+        raise NonFiniteError("result", "overflows (values too large or too small to compute); "
+                                       "check the magnitudes and units of the inputs")
     return float(result) if was_scalar else result
+
+
+# -- the way out of a public function -------------------------------------------------------------
+def non_finite(value: object, _depth: int = 0) -> bool:
+    """Whether a NaN or an infinity sits anywhere in ``value``: a number, a numpy array, or a
+    mapping, sequence or dataclass holding them (a few levels deep)."""
+    if _depth > 4 or value is None or isinstance(value, (bool, str, bytes)):
+        return False
+    if isinstance(value, numbers.Integral):
+        return False
+    if isinstance(value, numbers.Real):
+        return not math.isfinite(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc":
+            return bool(value.size) and not bool(np.all(np.isfinite(value)))
+        return value.dtype.kind == "O" and any(non_finite(x, _depth + 1) for x in value.flat)
+    if isinstance(value, Mapping):
+        return any(non_finite(x, _depth + 1) for x in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(non_finite(x, _depth + 1) for x in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(non_finite(getattr(value, f.name), _depth + 1) for f in dataclasses.fields(value))
+    return False
+
+
+def _magnitudes(name: str, value: object, depth: int = 0):
+    """(name, value, |log10 value|) of every finite non-zero number in an argument: itself, its
+    elements, or (one level down) the numeric fields of a dataclass ("scenario.n_params")."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, numbers.Real):
+        try:
+            x = float(value)
+        except OverflowError:
+            yield name, value, math.inf
+            return
+        if math.isfinite(x) and x != 0:
+            yield name, x, abs(math.log10(abs(x)))
+        return
+    if isinstance(value, (np.ndarray, list, tuple)) and depth == 0:
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            return
+        arr = arr[np.isfinite(arr) & (arr != 0)]
+        if arr.size:
+            big = float(arr[np.argmax(np.abs(np.log10(np.abs(arr))))])
+            yield name, big, abs(math.log10(abs(big)))
+        return
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and depth == 0:
+        for f in dataclasses.fields(value):
+            yield from _magnitudes(f"{name}.{f.name}", getattr(value, f.name), depth + 1)
+
+
+#: An input beyond 1e20 (or below 1e-20) in magnitude is taken as what drove an overflow.
+_EXTREME = 20.0
+
+
+def _overflow_error(func, bound: inspect.BoundArguments) -> NonFiniteError:
+    """The error for a result that overflowed: it names the caller's input farthest from 1 in
+    magnitude (the 1e308 or the 1e-300 that drove the overflow)."""
+    arguments = dict(bound.arguments)
+    for name, param in bound.signature.parameters.items():
+        if param.kind is param.VAR_KEYWORD:
+            arguments.update(arguments.pop(name, {}))
+        elif param.kind is param.VAR_POSITIONAL:
+            arguments.pop(name, None)
+    arguments.pop("self", None)
+    candidates = [m for name, value in arguments.items() for m in _magnitudes(name, value)]
+    what = func.__name__.strip("_").replace("_", " ")
+    if not candidates or max(m[2] for m in candidates) < _EXTREME:
+        # no input stands out as extreme: name them all rather than guess
+        names = ", ".join(arguments) or "inputs"
+        return NonFiniteError(next(iter(arguments), "inputs"),
+                              f"{what} overflows with these values of {names}; check their magnitudes and units")
+    name, value, _ = max(candidates, key=lambda m: m[2])
+    size = "large" if isinstance(value, int) or abs(value) > 1 else "small"
+    shown = _describe(value) if isinstance(value, int) else f"{value:g}"
+    return NonFiniteError(name, f"{shown} is too {size}: {what} would overflow (a result beyond "
+                                "1.8e308 or undefined); use a value of a sensible size and check its unit")
+
+
+def _names_caller(parameter: str, bound: inspect.BoundArguments) -> bool:
+    names = set(bound.arguments)
+    for name, param in bound.signature.parameters.items():
+        if param.kind is param.VAR_KEYWORD:
+            names |= set(bound.arguments.get(name, {}))
+    root = parameter.split(".", 1)[0].split("[", 1)[0]
+    return root in names
+
+
+def public(func):
+    """Guard the way out of a public function of the model (a decorator).
+
+    The function validates its own inputs; this makes sure that what still goes wrong with
+    finite, valid inputs reaches the caller as an :class:`InputError` naming one of *their*
+    parameters: an ``OverflowError`` or ``ZeroDivisionError`` raised inside, a
+    :class:`NonFiniteError` that an inner call raised for one of its own parameters, and a
+    NaN or infinity anywhere in the result all become a :class:`NonFiniteError` that names
+    the caller's input farthest from 1 in magnitude, the one that drove the overflow.
+    """
+    signature = inspect.signature(func)
+
+    def bind(args, kwargs) -> inspect.BoundArguments:
+        return signature.bind(*args, **kwargs)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            result = func(*args, **kwargs)
+        except NonFiniteError as exc:
+            bound = bind(args, kwargs)
+            if _names_caller(exc.parameter, bound):
+                raise
+            raise _overflow_error(func, bound) from None
+        except (OverflowError, ZeroDivisionError, FloatingPointError):
+            raise _overflow_error(func, bind(args, kwargs)) from None
+        if non_finite(result):
+            raise _overflow_error(func, bind(args, kwargs))
+        return result
+
+    return wrapper

@@ -21,6 +21,7 @@ J_PER_KWH = 3.6e6  # 1 kWh = 1000 W x 3600 s
 S_PER_HOUR = 3600.0
 
 
+@v.public
 def facility_energy_kwh(it_energy_kwh, pue):
     """Energy drawn by the whole facility in kWh: IT energy (kWh) x PUE (>= 1). Vectorised."""
     it, s1 = v.array("it_energy_kwh", it_energy_kwh, non_negative_only=True)
@@ -31,6 +32,7 @@ def facility_energy_kwh(it_energy_kwh, pue):
     return v.scalar_or_array(it * factor, s1 and s2)
 
 
+@v.public
 def emissions_kg(facility_energy_kwh, grid_g_per_kwh):
     """Emissions in kg CO2e: facility energy (kWh) x grid intensity (g CO2e/kWh) / 1000. Vectorised."""
     energy, s1 = v.array("facility_energy_kwh", facility_energy_kwh, non_negative_only=True)
@@ -39,6 +41,7 @@ def emissions_kg(facility_energy_kwh, grid_g_per_kwh):
     return v.scalar_or_array(energy * grid / 1000.0, s1 and s2)
 
 
+@v.public
 def it_energy_j(n_gpus, gpu_power_w, duration_s, host_overhead_w_per_gpu: float = 0.0):
     """IT energy in joules: n_gpus x (GPU power + host share per GPU) x duration.
 
@@ -47,9 +50,7 @@ def it_energy_j(n_gpus, gpu_power_w, duration_s, host_overhead_w_per_gpu: float 
     (e.g. a DGX H100, 10.2 kW maximum with 8 x 700 W GPUs, leaves up to ~575 W per GPU).
     Vectorised over the first three.
     """
-    gpus, s1 = v.array("n_gpus", n_gpus)
-    if gpus.size and (np.any(gpus < 1) or np.any(gpus != np.floor(gpus))):
-        raise v.InputError("n_gpus", "must be whole numbers >= 1")
+    gpus, s1 = v.whole_numbers("n_gpus", n_gpus)
     power, s2 = v.array("gpu_power_w", gpu_power_w, non_negative_only=True)
     time, s3 = v.array("duration_s", duration_s, non_negative_only=True)
     host = v.non_negative("host_overhead_w_per_gpu", host_overhead_w_per_gpu)
@@ -57,6 +58,7 @@ def it_energy_j(n_gpus, gpu_power_w, duration_s, host_overhead_w_per_gpu: float 
     return v.scalar_or_array(gpus * (power + host) * time, s1 and s2 and s3)
 
 
+@v.public
 def duration_from_tokens(tokens, tokens_per_s):
     """Seconds to process ``tokens`` at ``tokens_per_s`` (job throughput). Vectorised."""
     count, s1 = v.array("tokens", tokens, non_negative_only=True)
@@ -65,6 +67,7 @@ def duration_from_tokens(tokens, tokens_per_s):
     return v.scalar_or_array(count / rate, s1 and s2)
 
 
+@v.public
 def llama3_style_energy_kwh(gpu_hours, peak_power_w):
     """Energy in kWh the way the Llama 3 model card counts it: GPU-hours x per-GPU peak power.
 
@@ -91,6 +94,7 @@ class RunSummary:
     total_cost: float  # energy_cost + compute_cost
 
 
+@v.public
 def run_summary(
     n_gpus: int,
     duration_s: float,
@@ -106,7 +110,7 @@ def run_summary(
     The two prices add: leave ``energy_price_per_kwh`` at 0 when the GPU-hour price already
     includes power (a cloud rental), or ``gpu_hour_price`` at 0 to count energy only.
     """
-    gpus = v.integer("n_gpus", n_gpus, minimum=1)
+    gpus = v.gpu_count("n_gpus", n_gpus)
     duration = v.non_negative("duration_s", duration_s)
     power = v.non_negative("gpu_power_w", gpu_power_w)
     factor = v.number("pue", pue)
@@ -148,6 +152,7 @@ class PlannedRun:
     summary: RunSummary
 
 
+@v.public
 def plan_run(
     hardware_tdp_w: float,
     n_gpus: int,
@@ -172,7 +177,7 @@ def plan_run(
     average power for that long (plus ``host_overhead_w_per_gpu``).
     """
     tdp = v.positive("hardware_tdp_w", hardware_tdp_w)
-    gpus = v.integer("n_gpus", n_gpus, minimum=1)
+    gpus = v.gpu_count("n_gpus", n_gpus)
     tokens = v.positive("train_tokens", train_tokens)
     cap = tdp if power_cap_w is None else v.positive("power_cap_w", power_cap_w)
     try:
@@ -194,6 +199,7 @@ def plan_run(
     return PlannedRun(cap_w=cap, tdp_w=tdp, performance=perf, job_tokens_per_s=job_rate, summary=summary)
 
 
+@v.public
 def plan_summary(
     hardware_tdp_w: float,
     n_gpus: int,
@@ -234,6 +240,7 @@ _SCENARIO_FIELDS = (
 )
 
 
+@v.public
 def plan_peak_flops(scenario, hardware) -> float | None:
     """The dense peak (FLOP/s) of ``hardware`` at the scenario's precision, which its MFU
     refers to; None when the scenario plans from a measured throughput. Raises
@@ -243,6 +250,7 @@ def plan_peak_flops(scenario, hardware) -> float | None:
     return hardware.peak_flops(scenario.precision)
 
 
+@v.public
 def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
     """Uncapped tokens/s of one GPU for a ``PowerScenario``: planned from its MFU
     (``throughput_mfu`` x ``peak_flops`` / 6 ``n_params``, see
@@ -257,6 +265,7 @@ def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
     return mfu.tokens_per_s_at_mfu(fraction, peak_flops, scenario.n_params)
 
 
+@v.public
 def plan_for_scenario(scenario, hardware_tdp_w: float, peak_flops: float | None = None,
                       **overrides) -> PlannedRun:
     """:func:`plan_run` for a ``PowerScenario`` (or anything with its field names), with

@@ -51,13 +51,8 @@ EXTRA_OPERATIONS = ("sendrecv", "gather")
 
 
 def _ranks(name: str, value: object, minimum: int = 1) -> tuple[np.ndarray, bool]:
-    """Whole rank counts >= ``minimum`` as a float array (scalar flag as in ``_numeric``)."""
-    arr, scalar = v.array(name, value)
-    if arr.size and np.any(arr != np.round(arr)):
-        raise InputError(name, "must be a whole number of ranks")
-    if arr.size and np.any(arr < minimum):
-        raise InputError(name, f"must be >= {minimum}, got {arr.min():g}")
-    return arr, scalar
+    """Whole rank counts in [minimum, MAX_GPUS] as a float array, and whether it was a scalar."""
+    return v.whole_numbers(name, value, minimum, v.MAX_GPUS)
 
 
 def _operation(collective: object) -> str:
@@ -84,10 +79,12 @@ def _link_inputs(size_bytes, n_ranks, link_bw, alpha):
     try:
         np.broadcast_shapes(size.shape, n.shape, bw.shape, a.shape)
     except ValueError:
-        raise InputError("size_bytes", "array shapes of the inputs do not broadcast together") from None
+        raise InputError("size_bytes", "the shapes of size_bytes, n_ranks, link_bw and alpha "
+                                       "do not broadcast together") from None
     return size, n, bw, a, s_scalar and n_scalar and b_scalar and a_scalar
 
 
+@v.public
 def ring_allreduce_time(size_bytes, n_ranks, link_bw, alpha):
     """Ring all-reduce time in seconds: 2(n-1)/n * S/B + 2(n-1) * alpha.
 
@@ -105,6 +102,7 @@ def _log2_ceil(n: np.ndarray) -> np.ndarray:
     return np.where(mantissa == 0.5, exponent - 1, exponent).astype(float)
 
 
+@v.public
 def tree_allreduce_time(size_bytes, n_ranks, link_bw, alpha):
     """Double-binary-tree all-reduce time in seconds: 2 * S/B + 2 * ceil(log2 n) * alpha.
 
@@ -117,6 +115,7 @@ def tree_allreduce_time(size_bytes, n_ranks, link_bw, alpha):
     return v.scalar_or_array(t, scalar)
 
 
+@v.public
 def ring_time(collective, size_bytes, n_ranks, link_bw, alpha):
     """Ring-algorithm time in seconds of ``collective`` for ``size_bytes`` as nccl-tests prints it.
 
@@ -141,6 +140,7 @@ def ring_time(collective, size_bytes, n_ranks, link_bw, alpha):
     return v.scalar_or_array(t, scalar)
 
 
+@v.public
 def crossover_size(n_ranks, link_bw, alpha):
     """Message size in bytes at which ring and tree all-reduce take the same time.
 
@@ -157,13 +157,14 @@ def crossover_size(n_ranks, link_bw, alpha):
     return v.scalar_or_array(np.maximum(s, 0.0), n_scalar and b_scalar and a_scalar)
 
 
+@v.public
 def best_algorithm(size_bytes, n_ranks, link_bw, alpha) -> str:
     """"ring" or "tree": the faster all-reduce algorithm for one message size (ties: "ring").
 
     Scalar inputs only; compare ``crossover_size`` for a whole range at once.
     """
     size = v.non_negative("size_bytes", size_bytes)
-    n = v.integer("n_ranks", n_ranks, minimum=1)
+    n = v.gpu_count("n_ranks", n_ranks)
     bw = v.positive("link_bw", link_bw)
     a = v.non_negative("alpha", alpha)
     ring = ring_allreduce_time(size, n, bw, a)
@@ -174,6 +175,7 @@ def best_algorithm(size_bytes, n_ranks, link_bw, alpha) -> str:
 # --- nccl-tests bandwidth conventions ------------------------------------------------------
 
 
+@v.public
 def bus_factor(collective, n_ranks):
     """The nccl-tests factor turning algorithm bandwidth into bus bandwidth.
 
@@ -193,6 +195,7 @@ def bus_factor(collective, n_ranks):
     return v.scalar_or_array(f, scalar)
 
 
+@v.public
 def algbw(size_bytes, time_s):
     """Algorithm bandwidth in bytes/s: size (bytes) / time (seconds, > 0)."""
     size, s_scalar = v.array("size_bytes", size_bytes, non_negative_only=True)
@@ -200,6 +203,7 @@ def algbw(size_bytes, time_s):
     return v.scalar_or_array(size / t, s_scalar and t_scalar)
 
 
+@v.public
 def busbw(collective, size_bytes, time_s, n_ranks):
     """Bus bandwidth in bytes/s as nccl-tests reports it: algbw x bus_factor."""
     return bus_factor(collective, n_ranks) * algbw(size_bytes, time_s)
@@ -223,6 +227,7 @@ class FitResult:
     r2: float
     n_points: int
 
+    @v.public
     def predict(self, size_bytes):
         """Fitted time in seconds for ``size_bytes`` (scalar or array)."""
         size, scalar = v.array("size_bytes", size_bytes, non_negative_only=True)
@@ -232,6 +237,7 @@ class FitResult:
 FIT_WEIGHTINGS = ("absolute", "relative")
 
 
+@v.public
 def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
     """Fit t = alpha + S / B to measured (size bytes, time seconds) points by least squares.
 

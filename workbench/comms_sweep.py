@@ -41,11 +41,13 @@ __all__ = [
 TREE_COLLECTIVES = ("all_reduce",)
 
 
+@v.public
 def has_tree(collective) -> bool:
     """Whether the model has a tree algorithm for ``collective`` (all-reduce only)."""
     return comms._operation(collective) in TREE_COLLECTIVES
 
 
+@v.public
 def size_grid(size_min, size_max, points_per_decade: int = 24) -> np.ndarray:
     """Message sizes in bytes, evenly spaced on a log scale from ``size_min`` to ``size_max``
     (both included, both > 0), ``points_per_decade`` per factor of ten (at least 2 points)."""
@@ -61,6 +63,7 @@ def size_grid(size_min, size_max, points_per_decade: int = 24) -> np.ndarray:
     return sizes
 
 
+@v.public
 def ring_steps(collective, n_ranks) -> int:
     """How many latency terms (alpha) the ring model of ``collective`` pays at ``n_ranks``:
     all-reduce 2(n-1); reduce-scatter, all-gather, all-to-all, scatter, gather, broadcast and
@@ -112,6 +115,7 @@ class CommsSweep:
     best_busbw: np.ndarray
 
 
+@v.public
 def sweep(collective, n_ranks, link_bw, alpha, size_min, size_max, points_per_decade: int = 24) -> CommsSweep:
     """Model curves of ``collective`` from ``size_min`` to ``size_max`` (see :class:`CommsSweep`)."""
     op = comms._operation(collective)
@@ -158,6 +162,7 @@ class OperatingPoint:
     bus_factor: float
 
 
+@v.public
 def operating_point(collective, size_bytes, n_ranks, link_bw, alpha) -> OperatingPoint:
     """Model numbers of ``collective`` for one message of ``size_bytes`` (see :class:`OperatingPoint`)."""
     op = comms._operation(collective)
@@ -176,6 +181,7 @@ def operating_point(collective, size_bytes, n_ranks, link_bw, alpha) -> Operatin
     return OperatingPoint(op, size, n, ring, tree, best_name, best, crossover, alg, factor * alg, factor)
 
 
+@v.public
 def ring_parameters_from_fit(fit: comms.FitResult, collective, n_ranks) -> tuple[float, float]:
     """(link_bw B/s, alpha s per step) of the ring model that reproduces a fitted line
     t = alpha_fit + S / B_fit: link_bw = B_fit x bus_factor, alpha = alpha_fit / ring_steps.
@@ -216,6 +222,7 @@ class MeasuredLog:
     def row_count(self) -> int:
         return len(self.result.rows)
 
+    @v.public
     def fit_curve(self, sizes) -> tuple[np.ndarray, np.ndarray]:
         """(sizes, fitted times) for the sizes where the fitted time is > 0 (empty without a fit)."""
         sizes = np.asarray(sizes, dtype=float)
@@ -225,6 +232,7 @@ class MeasuredLog:
         keep = times > 0
         return sizes[keep], times[keep]
 
+    @v.public
     def fitted_ring_parameters(self, collective=None, n_ranks=None) -> tuple[float, float] | None:
         """(link_bw, alpha per step) of the ring model matching the fit, or None without a fit
         or a rank count (``collective`` and ``n_ranks`` default to the log's)."""
@@ -235,6 +243,7 @@ class MeasuredLog:
         return ring_parameters_from_fit(self.fit, collective, n)
 
 
+@v.public
 def analyze_log(text: str, collective=None) -> MeasuredLog:
     """Parse an nccl-tests log (``InputError`` when it has no result rows) and fit it.
     ``collective`` is used when the log does not name its own."""

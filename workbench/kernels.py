@@ -83,6 +83,7 @@ def _name(name: object, default: str) -> str:
     return default if name is None else v.text("name", name)
 
 
+@v.public
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str | None = None) -> Kernel:
     """C[m, n] = A[m, k] @ B[k, n]: 2mnk FLOPs, (mk + kn + mn) elements of traffic."""
     m = v.integer("m", m, minimum=1)
@@ -96,6 +97,7 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str | None = None) -
     )
 
 
+@v.public
 def elementwise(
     n_elements: int,
     dtype: str = "bf16",
@@ -127,6 +129,7 @@ def elementwise(
 LAYER_NORM_FLOPS_PER_ELEMENT = 8
 
 
+@v.public
 def layer_norm(rows: int, cols: int, dtype: str = "bf16", name: str | None = None) -> Kernel:
     """Layer norm over the last axis of a [rows, cols] tensor (forward).
 
@@ -162,6 +165,7 @@ def _attention_flops(b: int, h: int, s: int, d: int) -> float:
     return float(b * h) * (4.0 * s * s * d + SOFTMAX_FLOPS_PER_SCORE * s * s)
 
 
+@v.public
 def attention_unfused(
     batch: int, heads: int, seq_len: int, head_dim: int, dtype: str = "bf16", name: str | None = None
 ) -> Kernel:
@@ -181,6 +185,7 @@ def attention_unfused(
     )
 
 
+@v.public
 def attention_fused(
     batch: int, heads: int, seq_len: int, head_dim: int, dtype: str = "bf16", name: str | None = None
 ) -> Kernel:

@@ -29,14 +29,6 @@ RECOMPUTE_FACTOR: dict[str, float] = {"none": 1.0, "full": 4.0 / 3.0}
 # -- input helpers -----------------------------------------------------------------------------
 
 
-def _counts(name: str, value: object) -> tuple[np.ndarray, bool]:
-    """Whole numbers >= 1 (GPU counts, stages), scalar or array."""
-    arr, scalar = v.array(name, value)
-    if arr.size and (np.any(arr < 1) or np.any(arr != np.floor(arr))):
-        raise v.InputError(name, "must be whole numbers >= 1")
-    return arr, scalar
-
-
 def _fractions(name: str, value: object, *, allow_zero: bool) -> tuple[np.ndarray, bool]:
     arr, scalar = v.array(name, value)
     low_ok = arr >= 0 if allow_zero else arr > 0
@@ -49,6 +41,7 @@ def _fractions(name: str, value: object, *, allow_zero: bool) -> tuple[np.ndarra
 # -- FLOPs -------------------------------------------------------------------------------------
 
 
+@v.public
 def flops_per_token(n_params: float, n_layers: int = 0, d_model: int = 0, seq_len: int = 0) -> float:
     """Model FLOPs per trained token (forward + backward): 6N + 12 * L * d * T.
 
@@ -71,6 +64,7 @@ def flops_per_token(n_params: float, n_layers: int = 0, d_model: int = 0, seq_le
     return v.scalar_or_array(6.0 * n + 12.0 * shape["n_layers"] * shape["d_model"] * shape["seq_len"], True)
 
 
+@v.public
 def mfu(
     n_params: float,
     tokens_per_s: float | np.ndarray,
@@ -88,12 +82,13 @@ def mfu(
     """
     per_token = flops_per_token(n_params, n_layers, d_model, seq_len)
     tps, s1 = v.array("tokens_per_s", tokens_per_s, non_negative_only=True)
-    gpus, s2 = _counts("n_gpus", n_gpus)
+    gpus, s2 = v.whole_numbers("n_gpus", n_gpus)
     peak = v.positive("peak_flops", peak_flops)
     tps, gpus = v.broadcast(tokens_per_s=tps, n_gpus=gpus)
     return v.scalar_or_array(per_token * tps / (gpus * peak), s1 and s2)
 
 
+@v.public
 def tokens_per_s_at_mfu(
     mfu_fraction: float,
     peak_flops: float,
@@ -111,6 +106,7 @@ def tokens_per_s_at_mfu(
     return float(fraction * peak / flops_per_token(n_params, n_layers, d_model, seq_len))
 
 
+@v.public
 def hfu(
     n_params: float,
     tokens_per_s: float | np.ndarray,
@@ -131,6 +127,7 @@ def hfu(
     return base * RECOMPUTE_FACTOR[mode]
 
 
+@v.public
 def transformer_params(
     n_layers: int,
     d_model: int,
@@ -158,10 +155,8 @@ def transformer_params(
     layers = v.integer("n_layers", n_layers, minimum=1)
     d = v.integer("d_model", d_model, minimum=1)
     vocab = v.integer("vocab_size", vocab_size, minimum=0)
-    if not isinstance(gated, bool):
-        raise v.InputError("gated", f"must be True or False, got {gated!r:.40}")
-    if not isinstance(tied_embeddings, bool):
-        raise v.InputError("tied_embeddings", f"must be True or False, got {tied_embeddings!r:.40}")
+    v.flag("gated", gated)
+    v.flag("tied_embeddings", tied_embeddings)
     if d_ff is None:
         hidden = v.positive("ffn_mult", ffn_mult) * d
     else:
@@ -192,6 +187,7 @@ def transformer_params(
 # -- time and throughput -----------------------------------------------------------------------
 
 
+@v.public
 def step_time(flops_per_step: float, n_gpus, peak_flops: float, mfu):
     """Seconds per optimiser step: FLOPs per step / (GPUs x peak FLOP/s x MFU).
 
@@ -199,13 +195,14 @@ def step_time(flops_per_step: float, n_gpus, peak_flops: float, mfu):
     ``n_gpus`` and ``mfu``.
     """
     work = v.positive("flops_per_step", flops_per_step)
-    gpus, s1 = _counts("n_gpus", n_gpus)
+    gpus, s1 = v.whole_numbers("n_gpus", n_gpus)
     peak = v.positive("peak_flops", peak_flops)
     util, s2 = _fractions("mfu", mfu, allow_zero=False)
     gpus, util = v.broadcast(n_gpus=gpus, mfu=util)
     return v.scalar_or_array(work / (gpus * peak * util), s1 and s2)
 
 
+@v.public
 def tokens_per_s_from_mfu(
     n_params: float,
     mfu,
@@ -221,12 +218,13 @@ def tokens_per_s_from_mfu(
     """
     per_token = flops_per_token(n_params, n_layers, d_model, seq_len)
     util, s1 = _fractions("mfu", mfu, allow_zero=True)
-    gpus, s2 = _counts("n_gpus", n_gpus)
+    gpus, s2 = v.whole_numbers("n_gpus", n_gpus)
     peak = v.positive("peak_flops", peak_flops)
     util, gpus = v.broadcast(mfu=util, n_gpus=gpus)
     return v.scalar_or_array(util * gpus * peak / per_token, s1 and s2)
 
 
+@v.public
 def training_time(total_tokens: float, tokens_per_s):
     """Seconds to train on ``total_tokens`` at ``tokens_per_s`` (vectorised over the rate)."""
     tokens = v.non_negative("total_tokens", total_tokens)
@@ -261,6 +259,7 @@ class StepBreakdown:
         return self.compute_s / self.total_s
 
 
+@v.public
 def step_decomposition(
     compute_s: float,
     comm_s: float,
@@ -298,6 +297,7 @@ def step_decomposition(
     )
 
 
+@v.public
 def predicted_mfu(ideal_mfu: float, breakdown: StepBreakdown) -> float:
     """MFU once the step's overheads are counted: ideal MFU x compute_s / total_s.
 

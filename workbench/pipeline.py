@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from workbench import _validate as v
 
 # Bytes per parameter of a mixed-precision Adam checkpoint: 2 (weights) + 4 (FP32 master)
@@ -25,13 +23,7 @@ TRAINING_STATE_BYTES_PER_PARAM_MIXED_ADAM = 16.0
 WEIGHTS_ONLY_BYTES_PER_PARAM_BF16 = 2.0
 
 
-def _counts(name: str, value: object) -> tuple[np.ndarray, bool]:
-    arr, scalar = v.array(name, value)
-    if arr.size and (np.any(arr < 1) or np.any(arr != np.floor(arr))):
-        raise v.InputError(name, "must be whole numbers >= 1")
-    return arr, scalar
-
-
+@v.public
 def required_read_bandwidth(n_gpus, tokens_per_s_per_gpu, bytes_per_token: float):
     """Sustained read rate from storage in bytes/s that keeps the job fed.
 
@@ -41,13 +33,14 @@ def required_read_bandwidth(n_gpus, tokens_per_s_per_gpu, bytes_per_token: float
     pipeline-parallel group share a sample, so ``tokens_per_s_per_gpu`` is the job's throughput
     divided by all GPUs, and the product is the job's read rate. Vectorised over the first two.
     """
-    gpus, s1 = _counts("n_gpus", n_gpus)
+    gpus, s1 = v.whole_numbers("n_gpus", n_gpus)
     rate, s2 = v.array("tokens_per_s_per_gpu", tokens_per_s_per_gpu, non_negative_only=True)
     size = v.positive("bytes_per_token", bytes_per_token)
     gpus, rate = v.broadcast(n_gpus=gpus, tokens_per_s_per_gpu=rate)
     return v.scalar_or_array(gpus * rate * size, s1 and s2)
 
 
+@v.public
 def checkpoint_bytes(n_params: float, bytes_per_param: float = CHECKPOINT_BYTES_PER_PARAM_MIXED_ADAM) -> float:
     """Size of one full checkpoint in bytes: n_params x bytes_per_param (default 14, see module)."""
     n = v.positive("n_params", n_params)
@@ -55,6 +48,7 @@ def checkpoint_bytes(n_params: float, bytes_per_param: float = CHECKPOINT_BYTES_
     return n * per
 
 
+@v.public
 def checkpoint_write_bandwidth(checkpoint_bytes: float, interval_s):
     """Average write rate in bytes/s of one checkpoint every ``interval_s`` seconds (vectorised).
 
@@ -77,6 +71,7 @@ class StorageTraffic:
     checkpoint_burst_bytes_per_s: float | None  # to write one checkpoint within write_window_s
 
 
+@v.public
 def storage_traffic(
     n_gpus: int,
     tokens_per_s_per_gpu: float,
@@ -91,7 +86,7 @@ def storage_traffic(
     ``write_window_s``, if given, is how long a checkpoint may take to write (e.g. the stall
     you accept for a blocking save); the burst rate is then checkpoint bytes / window.
     """
-    read = required_read_bandwidth(v.integer("n_gpus", n_gpus, minimum=1),
+    read = required_read_bandwidth(v.gpu_count("n_gpus", n_gpus),
                                    v.non_negative("tokens_per_s_per_gpu", tokens_per_s_per_gpu),
                                    bytes_per_token)
     size = checkpoint_bytes(n_params, bytes_per_param)

@@ -387,6 +387,7 @@ def shape_of(plan: RunPlan) -> dict[str, Any]:
     return {name: getattr(plan, name) for name in SHAPE_FIELDS}
 
 
+@v.public
 def scaled_shape(plan: RunPlan, n_params: float) -> dict[str, Any]:
     """A shape of ``n_params`` parameters in the proportions of ``plan``'s model.
 
@@ -876,6 +877,7 @@ def stage_params(plan: RunPlan) -> float:
     return plan.layers_per_stage * per_layer + edge
 
 
+@v.public
 def memory_per_gpu(plan: RunPlan, capacity: float | None = None) -> MemoryEstimate:
     """Training state and activations on the GPU that holds the most.
 
@@ -1054,6 +1056,7 @@ def _step_terms(plan: RunPlan, dev: Device, links: Links) -> tuple[dict[str, flo
     return terms, m * slot
 
 
+@v.public
 def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     """The step time and what drags it, throughput, MFU/HFU, memory, days, energy, CO2e, cost.
 
@@ -1142,6 +1145,7 @@ MFU_RATINGS: dict[str, str] = {
 }
 
 
+@v.public
 def mfu_rating(mfu: float) -> str:
     """How an MFU compares with published large runs: above 100% impossible (a sparse peak or a
     wrong input), above 60% excellent, 55-60% very good, 35-55% typical, below that low."""
@@ -1174,6 +1178,7 @@ class WhatIf:
         return f"{self.fix}: {base_mfu:.1%} -> {self.mfu:.1%}"
 
 
+@v.public
 def what_if(plan: RunPlan | Prediction, catalog: Catalog | None = None) -> list[WhatIf]:
     """Each drag removed in turn, largest MFU gain first: the order in which to fix things."""
     p = plan if isinstance(plan, Prediction) else predict(plan, catalog)

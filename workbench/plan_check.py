@@ -72,6 +72,7 @@ def _recompute(text: str | None) -> str:
     return "none"
 
 
+@v.public
 def plan_from_published(run: Mapping[str, Any], train_tokens: float = 1e12) -> RunPlan:
     """The RunPlan a published run's configuration describes (its results are not read).
 
@@ -128,6 +129,7 @@ def checkable(runs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             and r.get("derived_peak_flops")]
 
 
+@v.public
 def predicted_mfu_in_convention(run: Mapping[str, Any], tokens_per_s: float) -> float:
     """tokens/s x (6N + 12 L H Q T) / (GPUs x derived_peak_flops), as the file derives its MFU."""
     per_token = 6.0 * run["params"] + 12.0 * run["layers"] * run["hidden_size"] * run["seq_len"]
@@ -147,6 +149,7 @@ class Comparison:
         return self.predicted - self.published
 
 
+@v.public
 def compare(runs: Iterable[Mapping[str, Any]], catalog: Catalog | None = None) -> list[Comparison]:
     out = []
     for run in checkable(runs):
@@ -159,6 +162,7 @@ def compare(runs: Iterable[Mapping[str, Any]], catalog: Catalog | None = None) -
     return out
 
 
+@v.public
 def summary(rows: list[Comparison]) -> tuple[float, float]:
     """(share of runs within 5 points, mean absolute error in points)."""
     within = sum(abs(r.error) <= 0.05 for r in rows) / len(rows)

@@ -51,7 +51,7 @@ class _Model:
 
 def _model(tdp_w, static_fraction, min_voltage_fraction, min_clock_fraction=0.0) -> _Model:
     return _Model(
-        tdp=v.positive("tdp_w", tdp_w),
+        tdp=v.bounded("tdp_w", tdp_w, 0.0, v.MAX_GPU_POWER_W, "W", low_open=True),
         static=v.fraction("static_fraction", static_fraction, allow_one=False),
         v0=v.fraction("min_voltage_fraction", min_voltage_fraction),
         f_min=v.fraction("min_clock_fraction", min_clock_fraction, allow_one=False),
@@ -89,6 +89,7 @@ def _clock(model: _Model, caps: np.ndarray, name: str) -> np.ndarray:
     return f
 
 
+@v.public
 def power_at_clock(
     clock_fraction,
     tdp_w: float,
@@ -103,6 +104,7 @@ def power_at_clock(
     return v.scalar_or_array(model.power(f), scalar)
 
 
+@v.public
 def min_power_cap(
     tdp_w: float,
     static_fraction: float = DEFAULT_STATIC_FRACTION,
@@ -113,6 +115,7 @@ def min_power_cap(
     return _lowest_cap(_model(tdp_w, static_fraction, min_voltage_fraction, min_clock_fraction))
 
 
+@v.public
 def clock_fraction_for_cap(
     cap_w,
     tdp_w: float,
@@ -154,6 +157,7 @@ def _performance(model: _Model, caps: np.ndarray, name: str, tokens_per_s, share
     return CappedPerformance(*(v.scalar_or_array(x, scalar) for x in out))
 
 
+@v.public
 def capped_performance(
     cap_w,
     tdp_w: float,
@@ -173,6 +177,7 @@ def capped_performance(
     return _performance(model, caps, "cap_w", tokens_per_s, compute_bound_share, scalar)
 
 
+@v.public
 def power_cap_sweep(
     tdp_w: float,
     tokens_per_s: float,
@@ -212,6 +217,7 @@ def power_cap_sweep(
     return _performance(model, grid, name, tokens_per_s, compute_bound_share, False)
 
 
+@v.public
 def best_cap_for_efficiency(
     tdp_w: float,
     tokens_per_s: float,
@@ -233,6 +239,7 @@ def best_cap_for_efficiency(
     return best_of_sweep(sweep, "energy", tdp_w)
 
 
+@v.public
 def zeus_cost(energy_j, time_s, max_power_w: float, eta: float = ZEUS_ETA):
     """Zeus energy-time cost in joules: eta x E + (1 - eta) x max_power x t (vectorised).
 
@@ -255,6 +262,7 @@ def zeus_cost(energy_j, time_s, max_power_w: float, eta: float = ZEUS_ETA):
 CAP_OBJECTIVES: tuple[str, ...] = ("energy_time", "energy")
 
 
+@v.public
 def best_cap(
     objective: str,
     tdp_w: float,
@@ -279,9 +287,11 @@ def best_cap(
     return best_of_sweep(sweep, objective, tdp_w, eta)
 
 
+@v.public
 def best_of_sweep(sweep: CappedPerformance, objective: str, tdp_w: float, eta: float = ZEUS_ETA) -> CappedPerformance:
     """The point of an existing :func:`power_cap_sweep` that :func:`best_cap` would pick (the
     lowest such cap on a tie), without sweeping again."""
+    v.instance("sweep", sweep, CappedPerformance, "a CappedPerformance from power_cap_sweep")
     goal = v.choice("objective", objective, CAP_OBJECTIVES)
     if goal == "energy":
         score = -np.asarray(sweep.tokens_per_joule)

@@ -50,14 +50,8 @@ served from L2 rather than device memory, or the wrong precision's peak).
 """
 
 
-# -- validation helpers ------------------------------------------------------------------
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise v.InputError(name, f"must be True or False, got {value!r}")
-    return bool(value)
-
-
 # -- the model ---------------------------------------------------------------------------
+@v.public
 def ridge_point(peak_flops: float, mem_bw: float) -> float:
     """Intensity (FLOP/byte) where the memory roof meets the compute roof: peak / bandwidth."""
     peak = v.positive("peak_flops", peak_flops)
@@ -73,6 +67,7 @@ def _attainable(ai: np.ndarray, peak: np.ndarray, bw: np.ndarray) -> np.ndarray:
     return np.minimum(peak, np.where(ai >= peak / bw, peak, sloped))
 
 
+@v.public
 def attainable(ai, peak_flops, mem_bw):
     """Attainable FLOP/s = min(peak_flops, ai * mem_bw).
 
@@ -89,6 +84,7 @@ def attainable(ai, peak_flops, mem_bw):
     return v.scalar_or_array(result, ai_scalar and peak_scalar and bw_scalar)
 
 
+@v.public
 def bound(ai, peak_flops, mem_bw):
     """"memory" below the ridge point, "compute" at or above it.
 
@@ -123,13 +119,14 @@ class Roof:
         object.__setattr__(self, "mem_bw", v.positive("mem_bw", self.mem_bw))
         v.choice("kind", self.kind, ("compute", "memory", "l2"))
         v.choice("precision", self.precision, PRECISIONS)
-        _flag("sparse", self.sparse)
+        v.flag("sparse", self.sparse)
 
     @property
     def ridge(self) -> float:
         """Intensity (FLOP/byte) where this roof's two lines meet."""
         return self.peak_flops / self.mem_bw
 
+    @v.public
     def segment(self, ai_min: float, ai_max: float) -> tuple[np.ndarray, np.ndarray]:
         """The two end points (ai in FLOP/byte, FLOP/s) of this roof within [ai_min, ai_max].
 
@@ -167,6 +164,7 @@ def _peak_label(precisions: Sequence[str], sparse: bool) -> str:
     return f"{names} peak (2:4 sparse)" if sparse else f"{names} peak"
 
 
+@v.public
 def ceilings(
     hardware: Hardware,
     precision: str,
@@ -184,9 +182,9 @@ def ceilings(
     if not isinstance(hardware, Hardware):
         raise v.InputError("hardware", f"must be a Hardware, got {type(hardware).__name__}")
     v.choice("precision", precision, PRECISIONS)
-    sparse = _flag("sparse", sparse)
-    extra_precisions = _flag("extra_precisions", extra_precisions)
-    include_l2 = _flag("include_l2", include_l2)
+    sparse = v.flag("sparse", sparse)
+    extra_precisions = v.flag("extra_precisions", extra_precisions)
+    include_l2 = v.flag("include_l2", include_l2)
 
     main_rate = hardware.rate(precision)  # raises InputError("precision") if the device lacks it
     main_sparse = sparse and main_rate.sparsity_factor is not None
@@ -215,6 +213,7 @@ def ceilings(
     return tuple(roofs)
 
 
+@v.public
 def roof_curve(peak_flops: float, mem_bw: float, ai_min: float, ai_max: float, n: int = 256):
     """Samples of the roofline for plotting: ``(ai, attainable)`` arrays.
 
@@ -249,6 +248,7 @@ class Placement:
     measured: bool  # whether ``achieved`` comes from a measured time
 
 
+@v.public
 def place(kernel: Kernel, peak_flops: float, mem_bw: float) -> Placement:
     """Place one kernel under the roofline of ``peak_flops`` (FLOP/s) and ``mem_bw`` (bytes/s).
 
@@ -294,6 +294,7 @@ class Placements:
         return np.where(self.compute_bound, COMPUTE, MEMORY)
 
 
+@v.public
 def place_many(kernels: Iterable[Kernel], peak_flops: float, mem_bw: float) -> Placements:
     """Place many kernels at once (vectorised; 10,000 kernels take milliseconds)."""
     if isinstance(kernels, (str, bytes, Kernel)) or not isinstance(kernels, Iterable):

@@ -44,6 +44,7 @@ def _serial(value: object):
 # -- speedup laws --------------------------------------------------------------------------------
 
 
+@v.public
 def amdahl_speedup(serial_fraction, n):
     """Strong-scaling speedup on n GPUs, 1 / (s + (1 - s) / n); dimensionless, <= min(n, 1/s)."""
     s, s1 = _serial(serial_fraction)
@@ -52,6 +53,7 @@ def amdahl_speedup(serial_fraction, n):
     return v.scalar_or_array(1.0 / (s + (1.0 - s) / gpus), s1 and s2)
 
 
+@v.public
 def gustafson_speedup(serial_fraction, n):
     """Weak-scaling (scaled) speedup on n GPUs, s + (1 - s) n; always >= the Amdahl speedup."""
     s, s1 = _serial(serial_fraction)
@@ -60,6 +62,7 @@ def gustafson_speedup(serial_fraction, n):
     return v.scalar_or_array(s + (1.0 - s) * gpus, s1 and s2)
 
 
+@v.public
 def karp_flatt(speedup, n):
     """Experimentally determined serial fraction, (1/S - 1/n) / (1 - 1/n), for n > 1.
 
@@ -71,6 +74,7 @@ def karp_flatt(speedup, n):
     return v.scalar_or_array((1.0 / sp - 1.0 / gpus) / (1.0 - 1.0 / gpus), s1 and s2)
 
 
+@v.public
 def speedup_curve(serial_fraction: float, n_max: int, mode: str = "strong"):
     """Speedup at n = 1, 2, ..., n_max: Amdahl for ``"strong"``, Gustafson for ``"weak"``.
 
@@ -87,6 +91,7 @@ def speedup_curve(serial_fraction: float, n_max: int, mode: str = "strong"):
 # -- efficiency ----------------------------------------------------------------------------------
 
 
+@v.public
 def scaling_efficiency(throughput_n, n, throughput_1):
     """Throughput on n GPUs relative to n times the single-GPU throughput: X_n / (n X_1).
 
@@ -102,6 +107,7 @@ def scaling_efficiency(throughput_n, n, throughput_1):
     return v.scalar_or_array(xn / (gpus * x1), s1 and s2)
 
 
+@v.public
 def strong_scaling_efficiency(time_1, time_n, n):
     """Fixed problem: t_1 / (n t_n), from step (or job) times in seconds on 1 and n GPUs."""
     t1, s1 = v.array("time_1", time_1, positive_only=True)
@@ -111,6 +117,7 @@ def strong_scaling_efficiency(time_1, time_n, n):
     return v.scalar_or_array(t1 / (gpus * tn), s1 and s2 and s3)
 
 
+@v.public
 def weak_scaling_efficiency(time_1, time_n):
     """Fixed work per GPU: t_1 / t_n, from times in seconds on 1 GPU and on n GPUs."""
     t1, s1 = v.array("time_1", time_1, positive_only=True)
@@ -130,6 +137,7 @@ class FitResult:
     throughput_1: float  # implied single-GPU throughput, same unit as the input
     rms_residual: float  # root mean square of measured - fitted throughput, same unit
 
+    @v.public
     def predict(self, n):
         """Fitted throughput at n GPUs (vectorised)."""
         return self.throughput_1 * amdahl_speedup(self.serial_fraction, n)
@@ -143,6 +151,7 @@ def _profile(s: np.ndarray, n: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, n
     return x1, sse
 
 
+@v.public
 def fit_serial_fraction(gpus, throughputs) -> FitResult:
     """Least-squares Amdahl fit of measured throughput against GPU count.
 

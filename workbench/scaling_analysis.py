@@ -48,6 +48,7 @@ __all__ = [
 LAW_NAMES: dict[str, str] = {"strong": "Amdahl", "weak": "Gustafson"}
 
 
+@v.public
 def speedup_at(serial_fraction: float, n, mode: str = "strong"):
     """Speedup at ``n`` GPUs (vectorised): Amdahl for ``"strong"``, Gustafson for ``"weak"``."""
     kind = v.choice("mode", mode, sc.SPEEDUP_MODES)
@@ -55,6 +56,7 @@ def speedup_at(serial_fraction: float, n, mode: str = "strong"):
     return law(serial_fraction, n)
 
 
+@v.public
 def speedup_sweep(serial_fraction: float, n_max: float, mode: str = "strong", points: int = 256):
     """A smooth speedup curve for a log GPU axis: ``(n, speedup, efficiency)`` arrays.
 
@@ -82,6 +84,7 @@ class MeasuredSpeedups:
     fit: sc.FitResult
 
 
+@v.public
 def measured_speedups(measured) -> MeasuredSpeedups | None:
     """Fit measured (gpus, throughput) pairs; ``None`` with fewer than two distinct GPU counts."""
     pairs = sorted((int(g), float(x)) for g, x in measured)
@@ -118,6 +121,7 @@ class ScalingAnalysis:
     training_time_s: float
 
 
+@v.public
 def analyse_scaling(scenario, peak_flops: float, train_tokens: float) -> ScalingAnalysis:
     """Every number the Scaling and MFU panel shows for ``scenario``.
 
@@ -193,6 +197,7 @@ _SEPARATORS = re.compile(r"[;\n]+")
 _PAIR = re.compile(r"^\s*([^:=\s]+)\s*(?:[:=]|\s)\s*(.+?)\s*$")
 
 
+@v.public
 def parse_measured(text: str) -> tuple[tuple[int, float], ...]:
     """Measured (GPUs, throughput) pairs from text such as ``"8: 85.1k; 64: 610k"``.
 
@@ -221,6 +226,7 @@ def parse_measured(text: str) -> tuple[tuple[int, float], ...]:
     return tuple(pairs)
 
 
+@v.public
 def format_measured(pairs) -> str:
     """The text :func:`parse_measured` reads back: ``"8: 85.144k; 64: 610k"``."""
     return "; ".join(f"{int(g)}: {format_quantity(float(x), '', digits=6)}" for g, x in pairs)

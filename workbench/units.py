@@ -309,6 +309,7 @@ def _unit_problem(unit: str, word: str, original: str) -> str:
     return message
 
 
+@v.public
 def parse_quantity(text: str, unit: str, *, name: str = "value") -> float:
     """The SI value of ``text`` read as a quantity of the field unit ``unit``.
 
@@ -429,6 +430,7 @@ def _join(number: str, suffix: str, unit: str) -> str:
     return f"{number} {suffix}"
 
 
+@v.public
 def format_quantity(value: float, unit: str, digits: int = 3, binary: bool = False) -> str:
     """``value`` (SI) as readable text with a prefix: "3.35 TB/s", "989 TFLOP/s", "1.5 ms".
 
@@ -470,6 +472,7 @@ def format_quantity(value: float, unit: str, digits: int = 3, binary: bool = Fal
     return _join(text, ladder[index][0], unit)
 
 
+@v.public
 def unit_label(unit: str, prefix: str = "") -> str:
     """The symbol of ``unit`` with ``prefix``: ("FLOP/s", "T") -> "TFLOP/s", ("B", "Mi") -> "MiB".
 
@@ -489,6 +492,7 @@ def unit_label(unit: str, prefix: str = "") -> str:
     return prefix + unit
 
 
+@v.public
 def best_prefix(value: float, unit: str, binary: bool = False) -> tuple[str, float]:
     """The prefix (and its multiplier) that shows ``value`` with 1 to 3 integer digits.
 

@@ -159,6 +159,7 @@ def context_of(plan: RunPlan, sparse: bool = False) -> RunContext:
                       train_tokens=plan.train_tokens)
 
 
+@v.public
 def plan_from_context(context: RunContext, base: RunPlan = DEFAULT_PLAN) -> tuple[RunPlan, str]:
     """Migrate a version-1 context: hardware, GPUs, precision, tokens and the link carry over;
     the model is ``base``'s shape scaled to the context's size. Returns the plan and a note
@@ -191,6 +192,7 @@ def plan_from_context(context: RunContext, base: RunPlan = DEFAULT_PLAN) -> tupl
     return plan, "; ".join(notes)
 
 
+@v.public
 def fit_gpus(plan: RunPlan, n_gpus: int) -> tuple[RunPlan, str]:
     """``plan`` on ``n_gpus`` GPUs, keeping tp x pp x cp and each replica's batch.
 
@@ -216,6 +218,7 @@ def fit_gpus(plan: RunPlan, n_gpus: int) -> tuple[RunPlan, str]:
 CONTEXT_TO_PLAN = {"model_params": "n_params"}
 
 
+@v.public
 def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **changes: Any) -> RunPlan:
     """``plan`` with ``changes`` (plan field names; ``model_params`` also accepted), checked.
 

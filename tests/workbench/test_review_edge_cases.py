@@ -14,16 +14,20 @@ from workbench._validate import InputError
 # -- power: the default cap sweep must stay bounded --------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("tdp_w", "step_w"),
-    [(1e9, power.ZEUS_STEP_W), (700.0, 1e-7)],  # a mistyped TDP ("1 GW"), a mistyped step
-)
-def test_power_cap_sweep_refuses_a_grid_too_large_to_draw(tdp_w, step_w):
-    # Before: numpy tried to allocate 4e7 .. 4e9 caps (MemoryError, or minutes of bisection).
+def test_power_cap_sweep_refuses_a_grid_too_large_to_draw():
+    # Before: numpy tried to allocate 4e9 caps (MemoryError, or minutes of bisection).
     with pytest.raises(InputError) as info:
-        power.power_cap_sweep(tdp_w, 1000.0, step_w=step_w)
+        power.power_cap_sweep(700.0, 1000.0, step_w=1e-7)  # a mistyped step
     assert info.value.parameter == "step_w"
     assert "at most" in str(info.value)
+
+
+def test_a_mistyped_tdp_is_refused_by_its_bound_before_any_sweep():
+    # "1 GW" per GPU: refused as a power no GPU draws (it used to ask for a 4e7-cap sweep).
+    with pytest.raises(InputError) as info:
+        power.power_cap_sweep(1e9, 1000.0)
+    assert info.value.parameter == "tdp_w"
+    assert "at most 100,000 W" in str(info.value)
 
 
 def test_power_cap_sweep_accepts_the_largest_allowed_grid():
