@@ -330,3 +330,28 @@ def test_mime_xml_compiles_with_update_mime_database(tmp_path):
     compiled = (tmp_path / "mime/magic").read_bytes()
     assert b"[60:" + PROJECT_MIME_TYPE.encode() + b"]" in compiled
     assert b"SQLite format 3\0" in compiled and struct.pack(">I", APPLICATION_ID) in compiled
+
+
+# -- About: what the app ships and under which licences ------------------------------------------
+def test_about_text_names_the_version_and_every_bundled_licence():
+    from importlib import metadata
+
+    from PySide6.QtCore import qVersion
+
+    import workbench
+    from ui.about import LIBRARIES, about_text
+
+    text = about_text()
+    lines = text.splitlines()
+    assert lines[0] == f"{APP_NAME} {workbench.__version__}"
+    assert HOMEPAGE in lines
+    assert f"  Qt {qVersion()} (LGPL-3.0-only)" in lines
+    for name, distribution, licence in LIBRARIES:
+        try:
+            version = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            assert f"  {name} " not in text
+            continue
+        assert f"  {name} {version} ({licence})" in lines
+    for required in ("PySide6", "pyqtgraph", "numpy", "SQLAlchemy"):
+        assert any(line.startswith(f"  {required} ") for line in lines), required
