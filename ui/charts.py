@@ -104,14 +104,13 @@ class LogUnitAxis(pg.AxisItem):
     # -- painting -----------------------------------------------------------------------------
     @pg.debug.warnOnException  # an exception escaping a paint crashes Qt
     def paint(self, p, opt, widget):
-        """pyqtgraph's AxisItem.paint (the axis line, then the tick and grid lines, then the
+        """pyqtgraph's AxisItem.paint (the tick and grid lines, then the axis line, then the
         labels, recorded once per range, size or style change), with the grid lines filled as
         1 px rectangles where that lights exactly the pixels Qt's line drawing lights (see
         ``_fill_lines``): Qt rasterises an aliased 1 px line pixel by pixel, and the ~120 grid
         lines of a 1920 px log-log chart were a good part of every repaint."""
         if self.picture is None:
             self._record()
-        self.picture.play(p)
         if self._lines and not self._fill_lines(p):
             p.save()
             p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
@@ -119,6 +118,9 @@ class LogUnitAxis(pg.AxisItem):
                 p.setPen(pen)
                 p.drawLine(p1, p2)
             p.restore()
+        # the axis line over its grid: at an export's fractional scale a light grid line
+        # starting on the axis line's pixels cut it into dashes
+        self.picture.play(p)
         if self._text_picture is not None:
             self._text_picture.play(p)
 

@@ -2,9 +2,11 @@
 
 ``export_scenario`` opens the project (never modifying it), loads the scenario by name,
 builds the matching panel on a :class:`~ui.catalog.HardwareCatalog` of the project, and
-writes the requested files through ``panel.export_to`` (the same code as the GUI's Export
-menu). Every failure is a :class:`HeadlessError` whose message is one line naming the file
-and the problem.
+writes the requested files through :func:`ui.export.export_panel` (the panel's own
+``export_to``, as the GUI's Export menu uses it): the chart as the panel shows it, with an
+optional slide caption, and the numbers headed by the panel's results table. Every file is
+written atomically; every failure is a :class:`HeadlessError` whose message is one line
+naming the file and the problem, and a file that could not be written keeps its old content.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class ExportRequest:
     svg: Path | None = None
     csv: Path | None = None
     background: str = "white"
+    #: a title above the chart (PNG/SVG): None for none, "" for the scenario's name
+    title: str | None = None
+    #: one line of assumptions under the title: None for none, "" for the scenario's own
+    assumptions: str | None = None
 
     def outputs(self) -> list[tuple[str, Path]]:
         return [(fmt, path) for fmt, path in (("png", self.png), ("svg", self.svg), ("csv", self.csv))
@@ -107,7 +113,7 @@ def _render(project, scenario, request: ExportRequest, outputs: list[tuple[str, 
     create_application([sys.argv[0] if sys.argv else "scaling-workbench"])
     from ui import theme
     from ui.catalog import HardwareCatalog
-    from ui.export import ExportError
+    from ui.export import Caption, ExportError, default_assumptions, export_panel
     from ui.panels import panel_by_kind
 
     cls = panel_by_kind().get(scenario.kind)
@@ -119,6 +125,13 @@ def _render(project, scenario, request: ExportRequest, outputs: list[tuple[str, 
     catalog = HardwareCatalog(project)
     panel = cls(catalog, scenario)
     panel.resize(1600, 900)
+    caption = None
+    if request.title is not None or request.assumptions is not None:
+        title = request.scenario if request.title == "" else (request.title or "")
+        assumptions = request.assumptions
+        if assumptions == "":
+            assumptions = default_assumptions(scenario, catalog.name)
+        caption = Caption(title, assumptions or "")
     written = []
     try:
         problem = panel.blocking_problem()
@@ -126,8 +139,8 @@ def _render(project, scenario, request: ExportRequest, outputs: list[tuple[str, 
             raise HeadlessError(f"{request.project}: scenario '{request.scenario}' cannot be drawn: {problem}")
         for fmt, path in outputs:
             try:
-                written.append(Path(panel.export_to(fmt, path, width_px=request.width_px,
-                                                    background=request.background)))
+                written.append(export_panel(panel, fmt, path, width_px=request.width_px,
+                                            background=request.background, caption=caption))
             except ExportError as exc:
                 raise HeadlessError(str(exc)) from None
             except OSError as exc:

@@ -71,9 +71,13 @@ def test_export_writes_png_svg_csv_and_leaves_the_project_alone(project_path, tm
 
     with open(table, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
-    assert len(rows) > 1
-    numeric = [h for h in rows[0] if h != "series"]
+    # the panel's results table, an empty line, then the chart's numbers with units in the headers
+    assert rows[0] == ["quantity", "value", "unit"]
+    assert ["Amdahl speedup at 1,024 GPUs", "994", "×"] in rows[1:rows.index([])]
+    header = rows[rows.index([]) + 1]
+    numeric = [h for h in header if h != "series"]
     assert numeric and all(h.endswith(")") and "(" in h for h in numeric)
+    assert len(rows) > rows.index([]) + 2
 
     assert _digest(project_path) == before  # opened read-only, never written
     assert not list(project_path.parent.glob("*.recovery"))
@@ -87,7 +91,11 @@ def test_default_width_is_1920_and_kind_picks_between_equal_names(project_path, 
 
     from ui.export import read_png_scenario
 
-    assert QImage(str(png)).width() == 1920
+    image = QImage(str(png))
+    assert image.width() == 1920
+    # the two charts, not a blank page: many colours, and the efficiency curve's blue
+    sample = {image.pixelColor(x, y).name() for x in range(0, 1920, 4) for y in range(0, image.height(), 4)}
+    assert len(sample) > 50 and "#0072b2" in sample
     assert json.loads(read_png_scenario(png))["kind"] == "power"
 
 

@@ -540,7 +540,8 @@ class AllReducePanel(PanelBase):
         )
 
     def chart_for_export(self) -> QWidget | None:
-        return self.chart
+        """Both charts (time and bus bandwidth, side by side) export together, as shown."""
+        return self.charts
 
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
         """Model sweep (size, ring and tree time, busbw) plus the measured rows when a log is loaded."""
