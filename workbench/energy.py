@@ -229,13 +229,18 @@ def _clip(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?")
+_WATTS = re.compile(r"(.*?)\s*(kW|mW|W)")
+_HEADER_UNIT = re.compile(r"(.*?)\s*[\[(]([^\])]*)[\])]\s*")
+
+
 def _time_value(text: str) -> tuple[float | datetime, str]:
     """(seconds or an aware datetime, kind): kind 'calendar' for dates, 'number' for numbers."""
     s = text.strip()
     if _NUMBER.fullmatch(s):
         return _number(s, "timestamp", _MAX_TIME_S), "number"
     stamp = s.replace("/", "-")
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?", stamp):
+    if _STAMP.fullmatch(stamp):
         stamp = stamp.replace(",", ".")
         # fromisoformat takes at most 6 fraction digits
         stamp = re.sub(r"(\.\d{6})\d+", r"\1", stamp)
@@ -255,7 +260,7 @@ _TIME_SCALE = {"s": 1.0, "sec": 1.0, "seconds": 1.0, "ms": 1e3, "us": 1e6, "ns":
 
 def _power_value(text: str, scale: float, what: str) -> float:
     s = text.strip()
-    m = re.fullmatch(r"(.*?)\s*(kW|mW|W)", s)
+    m = _WATTS.fullmatch(s)
     if m:
         s, scale = m.group(1), {"kW": 1e3, "mW": 1e-3, "W": 1.0}[m.group(2)]
     value = _number(s, what, _MAX_POWER_W) * scale
@@ -269,13 +274,15 @@ def _power_value(text: str, scale: float, what: str) -> float:
 def _split_header_name(cell: str) -> tuple[str, str]:
     """'power.draw [W]' -> ('power.draw', 'w'); 'Power (kW)' -> ('power', 'kw')."""
     text = cell.strip().strip('"').lower()
-    m = re.fullmatch(r"(.*?)\s*[\[(]([^\])]*)[\])]\s*", text)
+    m = _HEADER_UNIT.fullmatch(text)
     if m:
         return m.group(1).strip(), m.group(2).strip()
     return text, ""
 
 
 def _csv_row(line: str, delimiter: str = ",") -> list[str]:
+    if '"' not in line:  # the common case, without the csv module's per-call cost
+        return [cell.lstrip(" ") for cell in line.split(delimiter)]
     try:
         return next(csv.reader([line], delimiter=delimiter, skipinitialspace=True))
     except (csv.Error, StopIteration) as exc:
@@ -563,7 +570,7 @@ def _parse_samples(fmt: str, lines: list[tuple[int, str]], layout: _Layout, head
     for number, raw in lines:
         try:
             cells = _split_plain(raw, delimiter) if fmt == "power-samples" else _csv_row(raw)
-            if fmt == "nvidia-smi":
+            if fmt == "nvidia-smi" and "power.draw" in raw:
                 new = _smi_layout(cells)
                 if new is not None:
                     same = new.header == layout.header

@@ -174,21 +174,23 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _TIMESTAMP = r"\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
 _LEVEL = r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL)"
 _LEVEL_LETTERS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "D": "DEBUG", "C": "CRITICAL"}
-_PREFIXES = [
-    # (pattern, group holding a rank or None)
-    (re.compile(r"\[(?:rank|default)\s*(\d+)\]:?\s*", re.IGNORECASE), 1),
-    (re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:\s*"), 1),  # mpirun --tag-output
-    (re.compile(r"(\d{1,5}):\s+"), 1),  # srun --label
-    (re.compile(r"[\w.-]+:\s+(?=\[(?:Rank\s*\d+\]|\d{4}-))", re.IGNORECASE), None),  # pdsh host prefix
-    (re.compile(r"\[?" + _TIMESTAMP + r"\]?\s*(?:-\s*)?"), None),
-    (re.compile(r"\[titan\]\s*"), None),
-    (re.compile(r"\[NeMo\s+[IWEDC]\s[^\]]*\]\s*"), None),
-    (re.compile(r"[IWEF]\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*"), None),  # glog
-    (re.compile(r"\[" + _LEVEL + r"\]\s*"), None),
-    (re.compile(r"\[[\w.]+\.py:\d+:\w+\]\s*"), None),  # DeepSpeed [logging.py:96:log_dist]
-    (re.compile(r"[\w.]+\s+-\s+" + _LEVEL + r"\s+-\s+"), None),  # "root - INFO - "
-    (re.compile(_LEVEL + r":[\w.]*:\s*"), None),  # "INFO:root:"
-]
+# One alternation, tried in this order at the start of the line, again and again while
+# something matches: prefixes nest ("0: [rank0]:[titan] 2024-... - root - INFO - ").
+_PREFIX = re.compile(
+    r"(?i:\[(?:rank|default)\s*(?P<rank>\d+)\]):?\s*"
+    r"|\[\d+,(?P<mpi>\d+)\]<std(?:out|err)>:\s*"  # mpirun --tag-output
+    r"|(?P<srun>\d{1,5}):\s+"  # srun --label
+    r"|[\w.-]+:\s+(?=(?i:\[Rank\s*\d+\])|\[\d{4}-)"  # pdsh host prefix
+    r"|\[?" + _TIMESTAMP + r"\]?\s*(?:-\s*)?"
+    r"|\[titan\]\s*"
+    r"|\[NeMo\s+(?P<nemo>[IWEDC])\s[^\]]*\]\s*"
+    r"|(?P<glog>[IWEF])\d{4}\s+\d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*"
+    r"|\[(?P<level1>" + _LEVEL + r")\]\s*"
+    r"|\[[\w.]+\.py:\d+:\w+\]\s*"  # DeepSpeed [logging.py:96:log_dist]
+    r"|[\w.]+\s+-\s+(?P<level2>" + _LEVEL + r")\s+-\s+"  # "root - INFO - "
+    r"|(?P<level3>" + _LEVEL + r"):[\w.]*:\s*"  # "INFO:root:"
+)
+_DS_RANK = re.compile(r"\[Rank\s*(\d+)\]\s*", re.IGNORECASE)  # DeepSpeed's own tag
 
 
 def _clean(raw: str) -> tuple[str, int | None, str]:
@@ -196,26 +198,26 @@ def _clean(raw: str) -> tuple[str, int | None, str]:
     if "\r" in raw:  # progress bars redraw with carriage returns: the last redraw shows
         parts = [p for p in raw.split("\r") if p.strip()]
         raw = parts[-1] if parts else ""
-    text = _CONTROL.sub("", _ANSI.sub("", raw)).strip()
+    if "\x1b" in raw or "[" in raw:
+        raw = _ANSI.sub("", raw)
+    text = _CONTROL.sub("", raw).strip()
     rank = None
     level = ""
-    for _ in range(12):  # prefixes nest ("0: [rank0]:[titan] 2024-... - root - INFO - ")
-        for pattern, group in _PREFIXES:
-            m = pattern.match(text)
-            if m and m.end() > 0:
-                if group is not None and rank is None:
-                    rank = int(m.group(group))
-                lv = re.search(_LEVEL, m.group(0))
-                letter = re.match(r"\[NeMo\s+([IWEDC])\s|([IWEF])\d{4}\s", m.group(0))
-                if lv:
-                    level = lv.group(0)
-                elif letter:
-                    level = _LEVEL_LETTERS.get(letter.group(1) or letter.group(2), "")
-                text = text[m.end():].lstrip()
-                break
-        else:
+    for _ in range(12):
+        m = _PREFIX.match(text)
+        if m is None or m.end() == 0:
             break
-    m = re.match(r"\[Rank\s*(\d+)\]\s*", text, re.IGNORECASE)  # DeepSpeed's own tag
+        found = m.group("rank") or m.group("mpi") or m.group("srun")
+        if found is not None and rank is None:
+            rank = int(found)
+        word = m.group("level1") or m.group("level2") or m.group("level3")
+        letter = m.group("nemo") or m.group("glog")
+        if word:
+            level = word
+        elif letter:
+            level = _LEVEL_LETTERS.get(letter, "")
+        text = text[m.end():].lstrip()
+    m = _DS_RANK.match(text)
     if m:
         rank = int(m.group(1)) if rank is None else rank
         text = text[m.end():]
@@ -244,6 +246,7 @@ class _Unreadable(Exception):
 
 
 _NUMBER = re.compile(r"[+-]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -258,7 +261,7 @@ def _num(text: str, what: str, *, suffixes: bool = False) -> float:
         raise _Unreadable(f"{what} is {s}, not a finite number")
     if not _NUMBER.fullmatch(s) or len(s) > 60:
         raise _Unreadable(f"{what} {text.strip()!r} is not a number")
-    if "," in s and not re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?", s):
+    if "," in s and not _THOUSANDS.fullmatch(s):
         raise _Unreadable(f"{what} {text.strip()!r} is not a number (misplaced comma)")
     value = float(s.replace(",", "")) * scale
     if not math.isfinite(value) or abs(value) > _MAX_VALUE:
@@ -395,6 +398,7 @@ def _parse_deepspeed_generic(text: str) -> tuple[int, dict]:
     return step, fields
 
 
+_TITAN_PAIRS = re.compile(r"\b(loss|tps|wps|tgs|tflops|mfu):\s*(\S+)")
 _TITAN = re.compile(r"(?<![\w/])step:\s*(\S+)\s+.*?\b(?:loss|tps|wps|tgs|mfu|tflops):", re.IGNORECASE)
 
 
@@ -402,7 +406,7 @@ def _parse_torchtitan(text: str) -> tuple[int, dict]:
     m = _TITAN.search(text)
     step = _int(m.group(1), "step")
     fields: dict = {}
-    for key, value in re.findall(r"\b(loss|tps|wps|tgs|tflops|mfu):\s*([^\s]+)", text[m.start():]):
+    for key, value in _TITAN_PAIRS.findall(text, m.start()):
         if key == "loss":
             fields["loss"] = _num(value, key)
         elif key in ("tps", "wps", "tgs"):  # torchtitan counts tokens per device
@@ -547,6 +551,7 @@ _DETECTORS: list[tuple[str, re.Pattern, object]] = [
     ("pipe", _PIPE_STEP, _parse_pipe),
     ("deepspeed", _DS_GENERIC, _parse_deepspeed_generic),
 ]
+_STEP_WORD = re.compile(r"step|iter", re.IGNORECASE)
 _NEMO = re.compile(r"\bTraining epoch\s+\d+,\s*iteration\b")
 
 
@@ -573,6 +578,8 @@ def _classify(line: _Line) -> None:
         return
     if _EVAL.search(text) or line.level in ("WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"):
         return
+    if not _STEP_WORD.search(text):
+        return  # every detector below needs one of these words
     for family, pattern, parser in _DETECTORS:
         if pattern.search(text):
             line.kind, line.parser = family, parser
