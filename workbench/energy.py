@@ -11,7 +11,9 @@ timestamped power samples.
   fields are None. Rows that share a ``run_id`` are checkpoints of one run, which CodeCarbon
   writes as running totals: the totals count each run once, by its longest row.
 - nvidia-smi ``--query-gpu=timestamp,index,...,power.draw --format=csv`` with or without units,
-  GPUs interleaved by index, repeated headers, ``[N/A]`` / ``[Not Supported]`` values.
+  GPUs interleaved by index, repeated headers, ``[N/A]`` / ``[Not Supported]`` values; with
+  ``--format=csv,noheader`` the draw is the first value in W (so query power.draw before
+  other power fields), after an optional timestamp and GPU index.
 - Plain samples: ``timestamp,power_w`` (ISO 8601 or seconds), comma, semicolon, tab or
   whitespace separated, with an optional header and an optional GPU column.
 
@@ -502,12 +504,32 @@ def _header_like(cells: list[str]) -> bool:
             return False
         except _Bad:
             pass
-        if re.fullmatch(r"\s*[+-]?(?:\d|\.\d)\S*\s*(?:k|m)?W\s*", c):
+        if _WATT_CELL.fullmatch(c):
             return False
     return True
 
 
+_WATT_CELL = re.compile(r"\s*[+-]?(?:\d|\.\d)[\d.eE+-]*\s*(?:k|m)?W\s*")
+_INDEX_CELL = re.compile(r"\s*\d{1,4}\s*")
+
+
+def _is_time(cell: str) -> bool:
+    try:
+        _time_value(cell)
+    except _Bad:
+        return False
+    return True
+
+
 def _plain_layout_without_header(cells: list[str], delimiter: str | None) -> _Layout:
+    watts = [i for i, c in enumerate(cells) if _WATT_CELL.fullmatch(c)]
+    if len(cells) > 3 and watts:
+        # nvidia-smi --format=csv,noheader: the draw is the first value in watts, after an
+        # optional timestamp and GPU index
+        time = 0 if _is_time(cells[0]) and not _INDEX_CELL.fullmatch(cells[0]) else None
+        at = 0 if time is None else 1
+        gpu = at if at < watts[0] and _INDEX_CELL.fullmatch(cells[at]) else None
+        return _Layout(time, watts[0], gpu, None, 1.0, 1.0, len(cells), (), delimiter)
     if len(cells) == 2:
         return _Layout(0, 1, None, None, 1.0, 1.0, 2, (), delimiter)
     if len(cells) == 3:
@@ -726,7 +748,8 @@ def parse_energy_log(text: str) -> EnergyLog:
         _read_sample(first_number, plain_cells, layout, _Clock())
     except _Bad as exc:
         raise EnergyLogError(first_number, f"not an energy log ({exc}); {_EXPECTED}") from None
-    return _parse_samples("power-samples", body, layout, first_number)
+    fmt = "nvidia-smi" if len(plain_cells) > 3 else "power-samples"
+    return _parse_samples(fmt, body, layout, first_number)
 
 
 __all__ = [

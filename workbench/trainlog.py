@@ -548,8 +548,8 @@ _DETECTORS: list[tuple[str, re.Pattern, object]] = [
     ("modded-nanogpt", _MODDED, _parse_modded),
     ("torchtitan", _TITAN, _parse_torchtitan),
     ("nanogpt", _NANOGPT, _parse_nanogpt),
+    ("deepspeed", _DS_GENERIC, _parse_deepspeed_generic),  # before "step N |": names samples/sec
     ("pipe", _PIPE_STEP, _parse_pipe),
-    ("deepspeed", _DS_GENERIC, _parse_deepspeed_generic),
 ]
 _STEP_WORD = re.compile(r"step|iter", re.IGNORECASE)
 _NEMO = re.compile(r"\bTraining epoch\s+\d+,\s*iteration\b")

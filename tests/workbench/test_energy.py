@@ -352,3 +352,16 @@ def test_mangled_fixtures_parse_or_raise(name, data):
     body = data.draw(st.lists(st.sampled_from(lines[1:] or lines), max_size=10))
     noise = data.draw(st.lists(_CELLS, max_size=4))
     _parses_or_raises("\n".join([lines[0], *body, *noise]))
+
+
+def test_nvidia_smi_without_header_takes_the_first_watts_column():
+    log = load("nvidia_smi_noheader.csv")
+    assert log.format == "nvidia-smi"
+    gpu0, gpu1 = log.gpus
+    assert (gpu0.gpu, gpu1.gpu) == ("0", "1")
+    # GPU 0: (60+70)/2 x 5 = 325 J; GPU 1 lost its 5 s reading: (40+50)/2 x 10 = 450 J
+    assert gpu0.energy_j == pytest.approx(325.0, rel=EXACT)
+    assert gpu1.energy_j == pytest.approx(450.0, rel=EXACT)
+    assert gpu0.peak_power_w == 70.0  # not the 72 W limit in the last column
+    assert log.duration_s == pytest.approx(10.001, rel=EXACT)
+    assert skipped_at(log) == {4: "power is [N/A]"}

@@ -501,3 +501,16 @@ def test_mangled_fixtures_parse_or_raise(name, data):
     picked = data.draw(st.lists(st.sampled_from(lines), min_size=1, max_size=12))
     noise = data.draw(st.lists(st.sampled_from(_FRAGMENTS), max_size=6))
     _parses_or_raises("\n".join(picked + noise))
+
+
+def test_deepspeed_lines_with_samples_per_sec_and_tflops():
+    text = (
+        "[2024-05-01 10:00:00,000] [INFO] [engine.py:100:train] [Rank 0] step 100: loss=2.5000, samples/sec=64.0, TFLOPs=95.5\n"
+        "[2024-05-01 10:00:10,000] [INFO] [engine.py:100:train] [Rank 0] step 200: loss=2.2500, samples/sec=66.0, TFLOPs=98.5\n"
+    )
+    log = parse_training_log(text)
+    assert log.framework == "deepspeed"
+    s100, s200 = log.steps
+    assert (s100.step, s100.loss, s100.samples_per_s) == (100, 2.5, 64.0)
+    assert s200.flops_per_gpu == pytest.approx(98.5e12, rel=EXACT)
+    assert s100.tokens_per_s is None
