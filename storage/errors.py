@@ -8,12 +8,48 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Names, kinds and other text taken from a file are shown up to this many characters.
+SHOWN_CHARACTERS = 60
+# The problem part of a message is cut at this many characters (a hostile file's text
+# must not make a message of megabytes).
+MAX_PROBLEM_CHARACTERS = 1000
+
+
+def shorten(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was: "abc…(100000 characters)"."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text)} characters)"
+
+
+def shown(value: object, limit: int = SHOWN_CHARACTERS) -> str:
+    """A name or kind from a file, quoted and escaped for a one-line message, long ones cut.
+
+    Text is quoted with ``repr`` (so control characters show as escapes such as ``\\x1b``);
+    anything else a damaged file may hold (NULL, a BLOB, a number) is described instead.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}…({len(value)} characters)"
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"a {len(value)}-byte BLOB"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"a {value.bit_length()}-bit number"  # repr() of a huge int fails or is huge
+    try:
+        return shorten(repr(value), limit)
+    except (ValueError, RecursionError):
+        return f"a {type(value).__name__}"
+
 
 class ProjectError(Exception):
     """Base class: something is wrong with a project file or an operation on it."""
 
     def __init__(self, path: str | Path | None, problem: str, advice: str = ""):
         self.path = Path(path) if path is not None else None
+        problem = shorten(problem, MAX_PROBLEM_CHARACTERS)
         self.problem = problem
         self.advice = advice
         where = f"{self.path}: " if self.path is not None else ""
@@ -54,7 +90,8 @@ class NewerVersionError(ProjectError):
 
 
 class ProjectLockedError(ProjectError):
-    """Another process holds a lock on the file."""
+    """Another program (or another copy of the app) holds a lock on the file: it is being
+    written, or saved, right now. Nothing was written; trying again later may succeed."""
 
 
 class ReadOnlyProjectError(ProjectError):
@@ -69,7 +106,7 @@ class ProjectChangedOnDiskError(ProjectError):
 
 
 class ProjectSaveError(ProjectError):
-    """Writing the project (or a copy of it) failed; the previous file is unchanged."""
+    """Writing the project (or a copy of it) failed; a file that was there is unchanged."""
 
 
 class ItemNotFoundError(ProjectError):
@@ -89,6 +126,8 @@ class InvalidItemError(ProjectError):
 
 
 __all__ = [
+    "shorten",
+    "shown",
     "ProjectError",
     "ProjectNotFoundError",
     "ProjectExistsError",

@@ -11,9 +11,11 @@ Older layouts and the steps that upgrade them are in :mod:`storage.migrations`.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Boolean, DateTime, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 # "SWBP" as a big-endian 32-bit integer: a random SQLite file has application_id 0.
 APPLICATION_ID = 0x53574250
@@ -25,6 +27,32 @@ FILE_SUFFIX = ".swbproj"
 def utcnow() -> datetime:
     """Now, as the naive UTC datetime stored in the file."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+#: What a stored time that is not a time (a damaged or altered file) reads as.
+UNKNOWN_TIME = datetime(1970, 1, 1)
+
+
+class Timestamp(TypeDecorator):
+    """A naive UTC ``DateTime`` (stored as SQLAlchemy stores one) that reads a value it
+    cannot parse as :data:`UNKNOWN_TIME` instead of failing the query that loaded the row:
+    one damaged time in a file must not stop its rows from being edited or deleted."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        inner = self.impl_instance.result_processor(dialect, coltype)
+        if inner is None:
+            return None
+
+        def process(value: Any) -> Any:
+            try:
+                return inner(value)
+            except (ValueError, TypeError, OverflowError):
+                return UNKNOWN_TIME
+
+        return process
 
 
 class Base(DeclarativeBase):
@@ -50,8 +78,8 @@ class HardwarePreset(Base):
     vendor: Mapped[str] = mapped_column(String(200), default="")
     builtin: Mapped[bool] = mapped_column(Boolean, default=False)
     payload: Mapped[str] = mapped_column(Text)  # JSON of Hardware.to_dict()
-    created: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    modified: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    created: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)
+    modified: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)
 
     __table_args__ = (Index("ix_hardware_presets_name", "name"),)
 
@@ -66,8 +94,8 @@ class SavedScenario(Base):
     name: Mapped[str] = mapped_column(String(200))
     notes: Mapped[str] = mapped_column(Text, default="")
     payload: Mapped[str] = mapped_column(Text)  # JSON of Scenario.to_json()
-    created: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    modified: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    created: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)
+    modified: Mapped[datetime] = mapped_column(Timestamp, default=utcnow)
 
     # The unique index also serves listing ordered by (kind, name) and look-up by name.
     __table_args__ = (UniqueConstraint("kind", "name", name="uq_scenarios_kind_name"),)
@@ -88,4 +116,6 @@ __all__ = [
     "SavedScenario",
     "REQUIRED_COLUMNS",
     "utcnow",
+    "Timestamp",
+    "UNKNOWN_TIME",
 ]

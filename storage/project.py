@@ -12,8 +12,20 @@ Opening also removes temporary files left beside the file by a killed save, and 
 the file's fingerprint (mtime, size, content hash): :meth:`Project.changed_on_disk` tells
 whether another program (a second copy of the app, a sync tool) replaced it since, and
 :meth:`Project.save` then refuses with :class:`ProjectChangedOnDiskError` unless told to
-overwrite. :attr:`Project.notices` lists what the user should hear about how the file was
-opened (read-only and why, migrated and where the backup is, leftovers removed).
+overwrite. A save holds a lock on the file (see :func:`storage.fileio.locked_for_saving`)
+from that check to the rename, so two copies of the app saving the same project take
+turns and the second refuses instead of overwriting the first; a save while another
+program holds an SQLite write transaction on the file is refused with
+:class:`ProjectLockedError`, and a file opened while one does opens read-only.
+:attr:`Project.notices` lists what the user should hear about how the file was opened
+(read-only and why, migrated and where the backup is, leftovers removed).
+``Project.open(path, read_only=True)`` (the command line's ``list`` and ``export``) writes
+and removes nothing anywhere: an old schema is migrated in memory only.
+
+A file from a stranger is data: text that is not valid UTF-8, names or kinds that are
+NULL or BLOBs, times that are not times, triggers and views give one-line errors or
+:attr:`Project.problems` entries, never a traceback; triggers (SQL that would run on the
+app's own edits) are dropped from the working copy.
 
 Payloads are JSON parsed by ``workbench`` (no pickle, no eval). A stored scenario or preset
 that does not parse or validate does not stop the project from opening: it is listed in
@@ -24,6 +36,7 @@ Not thread-safe: use a project from one thread at a time.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -34,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, delete, func, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
@@ -50,11 +64,14 @@ from storage.errors import (
     ProjectExistsError,
     ProjectSaveError,
     ReadOnlyProjectError,
+    shorten,
+    shown,
 )
 from storage.models import (
     FILE_SUFFIX,
     REQUIRED_COLUMNS,
     SCHEMA_VERSION,
+    UNKNOWN_TIME,
     Base,
     HardwarePreset,
     MetadataEntry,
@@ -70,6 +87,11 @@ SCENARIO_FILE_FORMAT = "scaling-workbench-scenario"
 SCENARIO_FILE_VERSION = 1
 MAX_NAME_LENGTH = 200
 MAX_SCENARIO_FILE_BYTES = 16 * 2**20
+# A problem text from the model (it may quote a stored value) is cut to this length.
+MAX_PROBLEM_DETAIL = 300
+_READ_ONLY_REQUESTED = "it was opened for reading only"
+# Text columns as the app stores them; a damaged file may hold other types there.
+_DECODE = functools.partial(bytes.decode, encoding="utf-8", errors="replace")
 
 @dataclass(frozen=True, slots=True)
 class ScenarioRecord:
@@ -149,12 +171,45 @@ def open_or_create_default() -> Project:
     return Project.create(path)
 
 
+def _database_error(path: Path, exc: BaseException) -> CorruptProjectError:
+    detail = getattr(exc, "orig", None) or exc
+    text = str(detail).splitlines()[0] if str(detail) else type(detail).__name__
+    return CorruptProjectError(
+        path, f"its database refused the operation ({shorten(text, 200)})",
+        "the file may be damaged or altered by another program; use Save As to keep your work, "
+        "and restore the file from a backup")
+
+
+def _guarded(method):
+    """For public methods: an SQLite error that a damaged or altered file causes (a CHECK or
+    a column type of its own that refuses the app's rows, a missing index ...) becomes one
+    :class:`CorruptProjectError` line, never a traceback; the failed change is rolled back."""
+
+    @functools.wraps(method)
+    def wrapper(self: Project, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.Error, SQLAlchemyError) as exc:
+            try:
+                self._session.rollback()
+                self._memory.rollback()
+            except (sqlite3.Error, SQLAlchemyError):
+                pass
+            raise _database_error(self._path, exc) from exc
+
+    return wrapper
+
+
 class Project:
     """The working copy of a project file. Create with :meth:`create` or :meth:`open`."""
 
     def __init__(self, path: Path, memory: sqlite3.Connection) -> None:
         # Use Project.create / Project.open.
         self._path = Path(path)
+        # Text that is not valid UTF-8 (bit flips that pass quick_check) must not make every
+        # query that touches it fail: it reads with U+FFFD in place of the bad bytes, and
+        # ``problems`` (which checks the raw bytes) reports the row.
+        memory.text_factory = _DECODE
         self._memory = memory
         self._engine = create_engine("sqlite://", creator=lambda: memory, poolclass=StaticPool)
         self._session = Session(self._engine, expire_on_commit=False, autoflush=False)
@@ -211,12 +266,13 @@ class Project:
             memory.commit()
             if seed:
                 project._seed(hardware, samples)
-            project._write(path, "create the project")
+            # Without overwrite a file that appears meanwhile (another `new`) is never replaced.
+            project._fingerprint = project._write(path, "create the project", lock=overwrite,
+                                                  no_clobber=not overwrite)
         except BaseException:
             project._dispose()
             raise
         project._dirty = False
-        project._fingerprint = fileio.fingerprint(fileio.real_path(path))
         return project
 
     def _seed(self, hardware: Iterable[Hardware] | None, samples: Iterable[tuple[str, Scenario]] | None) -> None:
@@ -239,13 +295,22 @@ class Project:
         self._session.commit()
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, use_recovery: bool = False) -> Project:
+    def open(cls, path: str | os.PathLike[str], *, use_recovery: bool = False,
+             read_only: bool = False) -> Project:
         """Open ``path``; never modifies it. Raises a :class:`ProjectError` subclass.
 
         An older schema is migrated in the working copy, after a backup copy
-        ``NAME.bak-v{old}`` is written beside the file. With ``use_recovery`` and a recovery
-        file newer than the project, the working copy comes from it (``dirty`` and
-        ``recovered`` are then True); without one the file itself is opened.
+        ``NAME.bak-v{old}`` is written beside the file (an identical backup already there is
+        reused). With ``use_recovery`` and a recovery file newer than the project, the
+        working copy comes from it (``dirty`` and ``recovered`` are then True); without one
+        the file itself is opened.
+
+        ``read_only``: for looking only (the command line's ``list`` and ``export``):
+        nothing is written or removed anywhere (no migration backup, leftovers of killed
+        saves are left alone), and the project cannot be saved in place.
+
+        The file opens read-only when another program is writing it through SQLite (its
+        change is not in what was read, and saving over the file would lose it).
         """
         path = Path(path)
         real = fileio.real_path(path)
@@ -255,24 +320,37 @@ class Project:
             recovered = recovery.find_recovery(path)
             if recovered is not None:
                 source = recovered
-        # Taken before reading: a change while we read then shows as a change, never the reverse.
-        fingerprint = fileio.fingerprint(real)
-        loaded = fileio.load(source)
+        # A save by another copy of the app waits until this has read the file.
+        with fileio.locked_for_reading(real):
+            # Taken before reading: a change while we read (by a program that ignores the
+            # lock) then shows as a change, never the reverse.
+            fingerprint = fileio.fingerprint(real)
+            loaded = fileio.load(source)
+            activity = fileio.sqlite_activity(real) if recovered is None else None
         project = cls(path, loaded.memory)
         project._fingerprint = fingerprint
         try:
             if loaded.header.user_version < SCHEMA_VERSION:
                 project._migrate(source, loaded.header.user_version)
             project._check_layout(source)
-            if project.migrated_from is not None and recovered is None:
+            dropped = project._drop_triggers()
+            if project.migrated_from is not None and recovered is None and not read_only and activity is None:
                 project._write_backup(source, project.migrated_from)
+        except (sqlite3.Error, SQLAlchemyError) as exc:
+            project._dispose()
+            raise _database_error(source, exc) from exc
         except BaseException:
             project._dispose()
             raise
         notices = project.notices
-        if loaded.notice:
+        if loaded.notice and activity is None:  # with a program at work, the read-only notice says why
             notices.append(loaded.notice)
-        if path.exists():
+        notices.extend(dropped)
+        if read_only:
+            project._read_only_reason = _READ_ONLY_REQUESTED
+        elif activity is not None:
+            project._read_only_reason = activity
+        elif path.exists():
             project._read_only_reason = fileio.read_only_reason(real)
         journals = fileio.leftover_journals(real)
         if journals and project._read_only_reason is None:
@@ -283,12 +361,15 @@ class Project:
             # Saving would replace the only copy of the old-schema file: Save As instead.
             project._read_only_reason = project._read_only_reason or (
                 f"no backup copy of the schema-{project.migrated_from} file could be written beside it")
-        if project._read_only_reason is not None:
+        if project._read_only_reason is not None and not read_only:
             notices.append(f"opened read-only because {project._read_only_reason}; "
                            "use Save As to save a copy elsewhere")
         if project.migrated_from is not None:
             if project.backup_path is not None:
                 notices.append(f"migrated from schema {project.migrated_from}; backup at {project.backup_path}")
+            elif read_only:
+                notices.append(f"migrated from schema {project.migrated_from} in memory only; the file was "
+                               "not changed")
             else:
                 notices.append(f"migrated from schema {project.migrated_from}; no backup of the old file "
                                "was written")
@@ -297,7 +378,7 @@ class Project:
             project.recovered = True
             project._recovery_files.add(recovered)
             notices.append(f"restored unsaved changes from the recovery file {recovered}; save to keep them")
-        if path.exists():
+        if path.exists() and not read_only:
             names = [real.name, recovery.candidates(real)[0].name]
             for removed in fileio.remove_stale_temps(real, names):
                 notices.append(f"removed {removed.name}, a temporary file left beside the project "
@@ -307,19 +388,29 @@ class Project:
     def _write_backup(self, source: Path, version: int) -> None:
         """Copy the old-schema file to ``NAME.bak-v{version}`` (never over an existing backup).
 
-        Beside the real file when ``source`` is a symbolic link.
+        A backup already there with the same bytes (the file was opened before and not
+        saved) is used instead of writing another one. Beside the real file when
+        ``source`` is a symbolic link.
         """
         real = fileio.real_path(source)
-        target = real.with_name(f"{real.name}.bak-v{version}")
-        n = 2
-        while target.exists():
-            target = real.with_name(f"{real.name}.bak-v{version}-{n}")
-            n += 1
-        try:
-            fileio.atomic_copy_file(source, target)
+        mine = fileio.fingerprint(real)
+        self.backup_path = None
+        for n in range(1, 1000):
+            target = real.with_name(f"{real.name}.bak-v{version}" + ("" if n == 1 else f"-{n}"))
+            if os.path.lexists(target):
+                theirs = fileio.fingerprint(target)
+                if mine is not None and mine.whole and theirs is not None and not mine.differs_from(theirs):
+                    self.backup_path = target
+                    return
+                continue
+            try:
+                fileio.atomic_copy_file(source, target, no_clobber=True)
+            except ProjectExistsError:
+                continue  # another copy of the app wrote it just now: look at it
+            except ProjectError:
+                return
             self.backup_path = target
-        except ProjectError:
-            self.backup_path = None
+            return
 
     def _migrate(self, source: Path, version: int) -> None:
         self._raw_commit()
@@ -331,6 +422,18 @@ class Project:
         self.migrated_from = version
 
     def _check_layout(self, source: Path) -> None:
+        kinds = {}
+        for name, kind, sql in self._memory.execute(
+                "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')"):
+            if isinstance(name, str):
+                virtual = isinstance(sql, str) and sql.lstrip()[:14].upper() == "CREATE VIRTUAL"
+                kinds[name.lower()] = "virtual table" if virtual else kind
+        for table in REQUIRED_COLUMNS:
+            kind = kinds.get(table)
+            if kind is not None and kind != "table":
+                raise CorruptProjectError(
+                    source, f"is not a project as Scaling Workbench writes it: '{table}' is a {kind}, not a "
+                    "table (another program changed the file)", fileio._CORRUPT_ADVICE)
         for table, columns in REQUIRED_COLUMNS.items():
             have = {row[1] for row in self._memory.execute(f'PRAGMA table_info("{table}")')}
             if not have:
@@ -342,6 +445,28 @@ class Project:
                     source, f"is damaged: the table '{table}' lacks column(s) {', '.join(sorted(missing))}",
                     fileio._CORRUPT_ADVICE)
 
+    def _drop_triggers(self) -> list[str]:
+        """Remove triggers from the working copy; returns a notice for each.
+
+        A project never has triggers: one in a file is SQL from someone else that would run
+        on the app's own edits (and could refuse or change them). Saving writes the file
+        without them.
+        """
+        self._raw_commit()
+        names = [name for (name,) in self._memory.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
+        notices = []
+        for name in names:
+            try:
+                self._memory.execute('DROP TRIGGER "{}"'.format(str(name).replace('"', '""')))
+            except sqlite3.Error as exc:
+                self._memory.rollback()
+                raise CorruptProjectError(self._path, f"holds a trigger {shown(name)} that cannot be removed "
+                                          f"({exc})", fileio._CORRUPT_ADVICE) from None
+            notices.append(f"removed the trigger {shown(name)} from the working copy (project files hold no "
+                           "triggers; it would have run on your edits)")
+        self._memory.commit()
+        return notices
+
     def _validate_items(self) -> None:
         """Parse every stored payload once (on the first look at problems), recording failures.
 
@@ -352,24 +477,29 @@ class Project:
             return
         self._checked = True
         self._raw_commit()
-        scenarios = _scenarios_module()
-        errors = _scenario_errors()
-        for sid, kind, name, payload in self._memory.execute(
-                "SELECT id, kind, name, payload FROM scenarios"):
-            problem = None
-            try:
-                scenario = scenarios.scenario_from_json(payload)
-                if scenario.kind != kind:
-                    problem = f"stored as {kind!r} but holds a {scenario.kind!r} scenario"
-            except errors as exc:
-                problem = str(exc) or type(exc).__name__
+        for sid, kind, name, *raw in self._memory.execute(
+                f"SELECT id, kind, name, {_RAW_COLUMNS.format('kind')}, {_RAW_COLUMNS.format('name')}, "
+                f"{_RAW_COLUMNS.format('notes')}, {_RAW_COLUMNS.format('payload')} FROM scenarios"):
+            kind_type, kind_raw, name_type, name_raw, notes_type, notes_raw, payload_type, payload_raw = raw
+            problem = (_text_problem(kind_type, kind_raw, "kind") or _text_problem(name_type, name_raw, "name")
+                       or (_text_problem(notes_type, notes_raw, "notes") if notes_type == "text" else None))
+            if problem is None:
+                payload, problem = _payload_text(payload_type, payload_raw)
+            if problem is None:
+                problem = _scenario_problem(kind, payload)
             if problem:
                 self._invalid_scenarios[sid] = (kind, name, problem)
-        for key, name, payload in self._memory.execute("SELECT key, name, payload FROM hardware_presets"):
-            try:
-                Hardware.from_dict(json.loads(payload))
-            except (ValueError, TypeError, KeyError, RecursionError) as exc:
-                self._invalid_presets[key] = (name, str(exc))
+        for key, name, *raw in self._memory.execute(
+                f"SELECT key, name, {_RAW_COLUMNS.format('key')}, {_RAW_COLUMNS.format('name')}, "
+                f"{_RAW_COLUMNS.format('payload')} FROM hardware_presets"):
+            key_type, key_raw, name_type, name_raw, payload_type, payload_raw = raw
+            problem = _text_problem(key_type, key_raw, "key") or _text_problem(name_type, name_raw, "name")
+            if problem is None:
+                payload, problem = _payload_text(payload_type, payload_raw)
+            if problem is None:
+                problem = _preset_problem(payload)
+            if problem:
+                self._invalid_presets[key] = (name, problem)
 
     def close(self, *, discard_recovery: bool = True) -> None:
         """Drop the working copy (unsaved edits are lost) and delete its recovery file.
@@ -446,6 +576,7 @@ class Project:
         return self._closed
 
     @property
+    @_guarded
     def problems(self) -> list[str]:
         """One line per stored scenario or preset that does not parse or validate.
 
@@ -454,31 +585,35 @@ class Project:
         self._check_open()
         self._validate_items()
         scenarios = sorted(
-            f"scenario {name!r} ({kind}): {problem}" for kind, name, problem in self._invalid_scenarios.values()
+            f"scenario {_label(name, sid)} ({_kind_label(kind)}): {problem}{_unlisted(kind, name)}"
+            for sid, (kind, name, problem) in self._invalid_scenarios.items()
         )
-        presets = sorted(f"preset {name!r} ({key}): {problem}"
+        presets = sorted(f"preset {_label(name, key)} ({_kind_label(key, 'key')}): {problem}{_unlisted(key, name)}"
                          for key, (name, problem) in self._invalid_presets.items())
         return presets + scenarios
 
     @property
+    @_guarded
     def info(self) -> dict[str, str]:
         """The metadata table: schema_version, app_version (last written by), created."""
         self._check_open()
         rows = self._session.execute(select(MetadataEntry.key, MetadataEntry.value)).all()
         self._session.rollback()
-        return {k: v for k, v in rows}
+        return {k: v for k, v in rows if isinstance(k, str) and isinstance(v, str)}
 
     #: Metadata keys the file manages itself; :meth:`set_meta` refuses them.
     RESERVED_META_KEYS = frozenset({"schema_version", "app_version", "created"})
 
+    @_guarded
     def get_meta(self, key: str) -> str | None:
         """The metadata value stored under ``key`` (e.g. "workspace"), or None."""
         self._check_open()
         value = self._session.execute(
-            select(MetadataEntry.value).where(MetadataEntry.key == key)).scalar_one_or_none()
+            select(MetadataEntry.value).where(MetadataEntry.key == key)).scalars().first()
         self._session.rollback()
-        return value
+        return value if isinstance(value, str) else None  # a damaged file may hold a NULL or a BLOB
 
+    @_guarded
     def set_meta(self, key: str, value: str) -> None:
         """Store ``value`` under ``key`` in the metadata table (marks the project dirty).
 
@@ -519,12 +654,19 @@ class Project:
         self._dirty = True
 
     # -- saving ------------------------------------------------------------------------------
-    def _write(self, target: Path, what: str) -> None:
+    def _write(self, target: Path, what: str, *, lock: bool = True, check: Callable[[bool], None] | None = None,
+               no_clobber: bool = False) -> fileio.Fingerprint | None:
+        """Write the working copy to ``target`` atomically; returns the written file's fingerprint.
+
+        ``lock``: under :func:`fileio.locked_for_saving` (the file may be another copy's
+        project, or another program's database); ``check``: see fileio._atomic_replace.
+        """
         self._session.execute(
             update(MetadataEntry).where(MetadataEntry.key == "app_version").values(value=workbench.__version__)
         )
         self._raw_commit()
-        fileio.atomic_write_database(self._memory, target, what)
+        return fileio.atomic_write_database(self._memory, target, what, lock=lock, check=check,
+                                            no_clobber=no_clobber)
 
     def changed_on_disk(self) -> bool:
         """True when the file is no longer what this project opened or last saved.
@@ -537,12 +679,20 @@ class Project:
             return False
         return self._fingerprint.differs_from(fileio.fingerprint(fileio.real_path(self._path)))
 
+    @_guarded
     def save(self, *, overwrite_external: bool = False) -> None:
         """Write the working copy over the file, atomically. Clears :attr:`dirty`.
 
         Through a symbolic link, the file it points to is written and the link stays.
         When :meth:`changed_on_disk`, raises :class:`ProjectChangedOnDiskError` and writes
         nothing, unless ``overwrite_external`` (the user chose to overwrite the other change).
+
+        The check, the write and the rename happen under a lock on the file shared by every
+        copy of the app (see :func:`storage.fileio.locked_for_saving`): of two copies saving
+        the same project at once, one saves and the other, seeing that save, refuses with
+        :class:`ProjectChangedOnDiskError`; never do both succeed. While another program
+        holds an SQLite write lock on the file (or has it open in WAL mode), raises
+        :class:`ProjectLockedError` and writes nothing.
         """
         self._check_open()
         if self._read_only_reason is not None:
@@ -554,21 +704,26 @@ class Project:
             self._read_only_reason = reason
             raise ReadOnlyProjectError(self._path, f"cannot be saved: {reason}",
                                        "use Save As to save a copy elsewhere")
-        if not overwrite_external and self.changed_on_disk():
-            if target.exists():
+        def unchanged_since_opened(exists: bool) -> None:
+            # Run under the save lock (before writing and again just before the rename).
+            if overwrite_external or not self.changed_on_disk():
+                return
+            if exists:
                 problem = "not saved: it was changed by another program since you opened it"
                 advice = "use Save As to keep both, or save again to overwrite"
             else:
                 problem = "not saved: it was moved or deleted by another program since you opened it"
                 advice = "use Save As to save it elsewhere, or save again to write it back here"
             raise ProjectChangedOnDiskError(self._path, problem, advice)
-        self._write(self._path, "save")  # errors name the path the user knows; fileio follows links
-        self._fingerprint = fileio.fingerprint(target)
+
+        # Errors name the path the user knows; fileio follows links.
+        self._fingerprint = self._write(self._path, "save", check=unchanged_since_opened)
         self._dirty = False
         # Any recovery file is now older than the file, so stale: remove it.
         self._delete_recovery_files()
         recovery.discard_recovery(self._path)
 
+    @_guarded
     def save_as(self, new_path: str | os.PathLike[str]) -> None:
         """Write a complete new file at ``new_path`` (atomically); the old file stays as it was.
 
@@ -582,8 +737,7 @@ class Project:
             if reason is not None:
                 raise ReadOnlyProjectError(new_path, f"cannot be replaced: {reason}",
                                            "choose another name or folder")
-        self._write(new_path, "save")
-        self._fingerprint = fileio.fingerprint(fileio.real_path(new_path))
+        self._fingerprint = self._write(new_path, "save")
         self._path = new_path
         self._read_only_reason = None
         self._dirty = False
@@ -591,6 +745,7 @@ class Project:
         self._delete_recovery_files()
         recovery.discard_recovery(new_path)
 
+    @_guarded
     def write_recovery(self, meta: Mapping[str, str] | None = None) -> Path | None:
         """Write the working copy to the recovery file, atomically, if there are unsaved changes.
 
@@ -623,7 +778,7 @@ class Project:
                 else:
                     row.value = value
             self._raw_commit()
-            fileio.atomic_write_database(self._memory, target, "write the recovery file")
+            fileio.atomic_write_database(self._memory, target, "write the recovery file")  # ours alone: no lock
         finally:
             if previous:
                 for key, value in previous.items():
@@ -647,21 +802,26 @@ class Project:
         recovery.discard_recovery(Path(path))
 
     # -- scenarios ---------------------------------------------------------------------------
+    @_guarded
     def list_scenarios(self, kind: str | None = None) -> list[ScenarioRecord]:
         """Saved scenarios ordered by kind and name, without parsing their payloads."""
         self._check_open()
-        query = "SELECT id, kind, name, notes, modified FROM scenarios"
+        # A damaged file's rows whose kind or name is not text (NULL, a BLOB, a number) are
+        # left out; ``problems`` names them.
+        query = ("SELECT id, kind, name, notes, modified FROM scenarios "
+                 "WHERE typeof(kind) = 'text' AND typeof(name) = 'text'")
         params: tuple[Any, ...] = ()
         if kind is not None:
-            query += " WHERE kind = ?"
+            query += " AND kind = ?"
             params = (kind,)
         query += " ORDER BY kind, name"
         self._raw_commit()
         return [
-            ScenarioRecord(sid, k, name, notes, _parse_time(modified))
+            ScenarioRecord(sid, k, name, _as_text(notes), _parse_time(modified))
             for sid, k, name, notes, modified in self._memory.execute(query, params)
         ]
 
+    @_guarded
     def problem_of(self, ref: Any) -> str | None:
         """Why the scenario ``ref`` (id, (kind, name) or record) cannot be loaded, or None."""
         row = self._scenario_row(ref)
@@ -671,6 +831,7 @@ class Project:
         entry = self._invalid_scenarios.get(sid)
         return entry[2] if entry else None
 
+    @_guarded
     def preset_problem(self, key: str) -> str | None:
         """Why the preset ``key`` cannot be loaded, or None."""
         self._preset_row(key)
@@ -679,6 +840,7 @@ class Project:
         entry = self._invalid_presets.get(key)
         return entry[1] if entry else None
 
+    @_guarded
     def scenario_count(self, kind: str | None = None) -> int:
         self._check_open()
         query = select(func.count()).select_from(SavedScenario)
@@ -688,7 +850,9 @@ class Project:
         self._session.rollback()
         return result
 
-    def _scenario_row(self, ref: Any) -> SavedScenario:
+    def _scenario_row(self, ref: Any, *, usable: bool = True) -> SavedScenario:
+        """The row of ``ref``; with ``usable``, refused (InvalidItemError) when a damaged file
+        left it without a text kind or name (it can still be deleted)."""
         self._check_open()
         if isinstance(ref, ScenarioRecord):
             ref = ref.id
@@ -701,18 +865,23 @@ class Project:
             kind, name = ref
             row = self._session.execute(
                 select(SavedScenario).where(SavedScenario.kind == kind, SavedScenario.name == name)
-            ).scalar_one_or_none()
-            where = f"scenario {name!r} ({kind})"
+                .order_by(SavedScenario.id)
+            ).scalars().first()
+            where = f"scenario {shown(name)} ({_kind_label(kind)})"
         else:
             raise TypeError("a scenario is referred to by id or (kind, name)")
         if row is None:
             raise ItemNotFoundError(self._path, f"there is no {where}", "it may have been deleted or renamed")
+        if usable and not (isinstance(row.kind, str) and isinstance(row.name, str)):
+            sid, what = row.id, "kind" if not isinstance(row.kind, str) else "name"
+            self._session.rollback()
+            raise InvalidItemError(self._path, f"scenario #{sid} is damaged: its {what} is not text",
+                                   "delete it")
         return row
 
     def _name_taken(self, kind: str, name: str, except_id: int | None = None) -> bool:
         query = select(SavedScenario.id).where(SavedScenario.kind == kind, SavedScenario.name == name)
-        found = self._session.execute(query).scalar_one_or_none()
-        return found is not None and found != except_id
+        return any(found != except_id for found in self._session.execute(query).scalars())
 
     def _unique_name(self, kind: str, base: str, suffix: Callable[[int], str]) -> str:
         """The first of ``base + suffix(0)``, ``base + suffix(1)``, ... not used by ``kind``."""
@@ -726,23 +895,33 @@ class Project:
                 return candidate
             n += 1
 
+    @_guarded
     def load_scenario(self, ref: Any) -> Scenario:
         """The scenario ``ref`` (an id, a ``(kind, name)`` pair or a record), parsed and validated."""
         row = self._scenario_row(ref)
-        sid, kind, name, payload = row.id, row.kind, row.name, row.payload
+        sid, kind, name = row.id, row.kind, row.name
         self._session.rollback()
+        self._raw_commit()
+        # The stored bytes, not the leniently decoded text: damaged text must not load as data.
+        payload, problem = _payload_text(*self._memory.execute(
+            f"SELECT {_RAW_COLUMNS.format('payload')} FROM scenarios WHERE id = ?", (sid,)).fetchone())
+        if problem is not None:
+            raise InvalidItemError(self._path, f"scenario {shown(name)} ({_kind_label(kind)}) cannot be loaded: "
+                                   f"{problem}", "delete it, or restore the file from a backup")
         scenarios = _scenarios_module()
         try:
             scenario = scenarios.scenario_from_json(payload)
         except _scenario_errors() as exc:
-            raise InvalidItemError(self._path, f"scenario {name!r} ({kind}) cannot be loaded: {exc}",
+            raise InvalidItemError(self._path, f"scenario {shown(name)} ({_kind_label(kind)}) cannot be loaded: "
+                                   f"{shorten(str(exc), MAX_PROBLEM_DETAIL)}",
                                    "fix its values and save it again, or delete it") from exc
         if scenario.kind != kind:
-            raise InvalidItemError(self._path, f"scenario {name!r} is stored as {kind!r} but holds "
-                                   f"a {scenario.kind!r} scenario", "delete it")
+            raise InvalidItemError(self._path, f"scenario {shown(name)} is stored as {shown(kind)} but holds "
+                                   f"a {shown(scenario.kind)} scenario", "delete it")
         self._invalid_scenarios.pop(sid, None)
         return scenario
 
+    @_guarded
     def save_scenario(self, name: str, scenario: Scenario, notes: str | None = None) -> int:
         """Save ``scenario`` under ``name`` (new, or replacing the one of that kind and name).
 
@@ -758,7 +937,8 @@ class Project:
         now = utcnow()
         row = self._session.execute(
             select(SavedScenario).where(SavedScenario.kind == kind, SavedScenario.name == name)
-        ).scalar_one_or_none()
+            .order_by(SavedScenario.id)
+        ).scalars().first()
         if row is None:
             row = SavedScenario(kind=kind, name=name, notes=notes or "", payload=payload, created=now, modified=now)
             self._session.add(row)
@@ -773,6 +953,7 @@ class Project:
         self._invalid_scenarios.pop(sid, None)
         return sid
 
+    @_guarded
     def rename_scenario(self, ref: Any, new_name: str) -> None:
         row = self._scenario_row(ref)
         new_name = _clean_name(new_name)
@@ -782,8 +963,8 @@ class Project:
         if self._name_taken(row.kind, new_name, except_id=row.id):
             kind = row.kind
             self._session.rollback()
-            raise NameConflictError(self._path, f"a {kind} scenario named {new_name!r} already exists",
-                                    "choose another name")
+            raise NameConflictError(self._path, f"a {_kind_label(kind)} scenario named {shown(new_name)} already "
+                                    "exists", "choose another name")
         row.name = new_name
         row.modified = utcnow()
         self._mutated()
@@ -791,6 +972,7 @@ class Project:
             kind, _, problem = self._invalid_scenarios[row.id]
             self._invalid_scenarios[row.id] = (kind, new_name, problem)
 
+    @_guarded
     def duplicate_scenario(self, ref: Any, new_name: str | None = None) -> int:
         """Copy a scenario; without ``new_name`` the copy is called "NAME copy" ("NAME copy 2", ...)."""
         row = self._scenario_row(ref)
@@ -800,8 +982,8 @@ class Project:
             name = _clean_name(new_name)
             if self._name_taken(row.kind, name):
                 self._session.rollback()
-                raise NameConflictError(self._path, f"a {row.kind} scenario named {name!r} already exists",
-                                        "choose another name")
+                raise NameConflictError(self._path, f"a {_kind_label(row.kind)} scenario named {shown(name)} "
+                                        "already exists", "choose another name")
         now = utcnow()
         copy = SavedScenario(kind=row.kind, name=name, notes=row.notes, payload=row.payload,
                              created=now, modified=now)
@@ -813,14 +995,16 @@ class Project:
         self._mutated()
         return new_id
 
+    @_guarded
     def delete_scenario(self, ref: Any) -> None:
-        row = self._scenario_row(ref)
+        row = self._scenario_row(ref, usable=False)
         sid = row.id
         self._session.execute(delete(SavedScenario).where(SavedScenario.id == sid))
         self._session.expunge_all()
         self._mutated()
         self._invalid_scenarios.pop(sid, None)
 
+    @_guarded
     def set_notes(self, ref: Any, notes: str) -> None:
         row = self._scenario_row(ref)
         notes = _clean_notes(notes)
@@ -831,10 +1015,12 @@ class Project:
         row.modified = utcnow()
         self._mutated()
 
+    @_guarded
     def export_scenario(self, ref: Any, path: str | os.PathLike[str]) -> Path:
         """Write a scenario to a small JSON file (format "scaling-workbench-scenario")."""
         row = self._scenario_row(ref)
         name, notes = row.name, row.notes
+        notes = _as_text(notes)
         scenario = self.load_scenario(row.id)
         document = {
             "format": SCENARIO_FILE_FORMAT,
@@ -852,6 +1038,7 @@ class Project:
         fileio.atomic_write_bytes(data, path, "export the scenario")
         return path
 
+    @_guarded
     def import_scenario(self, path: str | os.PathLike[str], name: str | None = None) -> int:
         """Add the scenario of a file written by :meth:`export_scenario`; returns its id.
 
@@ -867,14 +1054,17 @@ class Project:
         return self.save_scenario(unique, scenario, notes)
 
     # -- hardware presets --------------------------------------------------------------------
+    @_guarded
     def list_presets(self) -> list[PresetRecord]:
         """Presets, built-in first, then by name, without parsing their payloads."""
         self._check_open()
         self._raw_commit()
         return [
-            PresetRecord(key, name, vendor, bool(builtin), _parse_time(modified))
+            PresetRecord(key, name, _as_text(vendor), bool(builtin) if isinstance(builtin, int | float) else False,
+                         _parse_time(modified))
             for key, name, vendor, builtin, modified in self._memory.execute(
                 "SELECT key, name, vendor, builtin, modified FROM hardware_presets "
+                "WHERE typeof(key) = 'text' AND typeof(name) = 'text' "
                 "ORDER BY builtin DESC, name, key")
         ]
 
@@ -882,27 +1072,34 @@ class Project:
         self._check_open()
         row = self._session.get(HardwarePreset, key)
         if row is None:
-            raise ItemNotFoundError(self._path, f"there is no hardware preset {key!r}",
+            raise ItemNotFoundError(self._path, f"there is no hardware preset {shown(key)}",
                                     "it may have been deleted")
         return row
 
+    @_guarded
     def get_preset(self, key: str) -> Hardware:
         row = self._preset_row(key)
-        payload, builtin, name = row.payload, row.builtin, row.name
+        builtin, name = row.builtin, row.name
         self._session.rollback()
-        try:
-            hw = Hardware.from_dict(json.loads(payload))
-            return hw.with_changes(key=key, builtin=bool(builtin))
-        except (ValueError, TypeError, KeyError, RecursionError) as exc:
-            raise InvalidItemError(self._path, f"preset {name!r} ({key}) cannot be loaded: {exc}",
-                                   "delete it or fix it and save it again") from exc
+        self._raw_commit()
+        payload, problem = _payload_text(*self._memory.execute(
+            f"SELECT {_RAW_COLUMNS.format('payload')} FROM hardware_presets WHERE key = ?", (key,)).fetchone())
+        if problem is None:
+            try:
+                hw = Hardware.from_dict(json.loads(payload))
+                return hw.with_changes(key=key, builtin=bool(builtin))
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
+                problem = shorten(str(exc), MAX_PROBLEM_DETAIL)
+        raise InvalidItemError(self._path, f"preset {_label(name, key)} ({_kind_label(key, 'key')}) cannot be "
+                               f"loaded: {problem}", "delete it or fix it and save it again")
 
+    @_guarded
     def add_preset(self, hw: Hardware) -> str:
         """Add a user preset (stored with builtin=False); returns its key."""
         self._check_open()
         if self._session.get(HardwarePreset, hw.key) is not None:
             self._session.rollback()
-            raise NameConflictError(self._path, f"a hardware preset with key {hw.key!r} already exists",
+            raise NameConflictError(self._path, f"a hardware preset with key {shown(hw.key)} already exists",
                                     "use another name, or update_preset to change it")
         hw = hw.with_changes(builtin=False)
         now = utcnow()
@@ -912,13 +1109,14 @@ class Project:
         self._invalid_presets.pop(hw.key, None)
         return hw.key
 
+    @_guarded
     def update_preset(self, key: str, hw: Hardware) -> None:
         """Replace the user preset ``key`` with ``hw`` (its key stays ``key``)."""
         row = self._preset_row(key)
         if row.builtin:
             name = row.name
             self._session.rollback()
-            raise BuiltinPresetError(self._path, f"the built-in preset {name!r} is read-only",
+            raise BuiltinPresetError(self._path, f"the built-in preset {shown(name)} is read-only",
                                      "duplicate it first and edit the copy")
         hw = hw.with_changes(key=key, builtin=False)
         row.name = hw.name
@@ -928,6 +1126,7 @@ class Project:
         self._mutated()
         self._invalid_presets.pop(key, None)
 
+    @_guarded
     def duplicate_preset(self, key: str, new_name: str) -> str:
         """Copy any preset (built-in or not) as a user preset called ``new_name``; returns its key."""
         new_name = _clean_name(new_name)
@@ -939,12 +1138,13 @@ class Project:
         self._session.rollback()
         return self.add_preset(hw.with_changes(name=new_name, key=new_key, builtin=False))
 
+    @_guarded
     def delete_preset(self, key: str) -> None:
         row = self._preset_row(key)
         if row.builtin:
             name = row.name
             self._session.rollback()
-            raise BuiltinPresetError(self._path, f"the built-in preset {name!r} cannot be deleted",
+            raise BuiltinPresetError(self._path, f"the built-in preset {shown(name)} cannot be deleted",
                                      "only your own presets can be deleted")
         self._session.execute(delete(HardwarePreset).where(HardwarePreset.key == key))
         self._session.expunge_all()
@@ -952,25 +1152,107 @@ class Project:
         self._invalid_presets.pop(key, None)
 
 
+def _as_text(value: object) -> str:
+    """A free-text column (notes, vendor) as text, whatever a damaged file holds there."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return _DECODE(value)
+    return "" if value is None else str(value)
+
+
 def _parse_time(value: object) -> datetime:
     if isinstance(value, datetime):
         return value
+    if not isinstance(value, str):
+        return UNKNOWN_TIME
     try:
-        return datetime.fromisoformat(str(value))
+        return datetime.fromisoformat(value)
     except ValueError:
-        return datetime(1970, 1, 1)
+        return UNKNOWN_TIME
+
+
+# The SQL type of a column and its raw bytes (text as stored, before any decoding).
+_RAW_COLUMNS = "typeof({0}), CAST({0} AS BLOB)"
+
+
+def _text_problem(sql_type: str, raw: bytes | None, column: str) -> str | None:
+    """Why a stored value is not usable text (a damaged or altered file), or None."""
+    if sql_type == "text":
+        try:
+            (raw or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            return f"its {column} is damaged (not valid UTF-8 text)"
+        return None
+    if sql_type == "null":
+        return f"its {column} is missing (NULL)"
+    if sql_type == "blob":
+        return f"its {column} is binary data, not text"
+    return f"its {column} is a number, not text"
+
+
+def _payload_text(sql_type: str, raw: bytes | None) -> tuple[str | None, str | None]:
+    """(the stored JSON as text, None) or (None, the problem). A BLOB of UTF-8 JSON is read."""
+    if sql_type not in ("text", "blob"):
+        return None, "it holds no data (NULL)" if sql_type == "null" else "its data is a number, not JSON"
+    try:
+        return (raw or b"").decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, "its data is damaged (not valid UTF-8 text)"
+
+
+def _scenario_problem(kind: object, payload: str) -> str | None:
+    """Why a stored scenario's JSON does not load as a scenario of ``kind``, or None."""
+    try:
+        scenario = _scenarios_module().scenario_from_json(payload)
+    except _scenario_errors() as exc:
+        return shorten(str(exc) or type(exc).__name__, MAX_PROBLEM_DETAIL)
+    if scenario.kind != kind:
+        return f"stored as {shown(kind)} but holds a {shown(scenario.kind)} scenario"
+    return None
+
+
+def _preset_problem(payload: str) -> str | None:
+    try:
+        Hardware.from_dict(json.loads(payload))
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        return shorten(str(exc) or type(exc).__name__, MAX_PROBLEM_DETAIL)
+    return None
+
+
+def _label(value: object, number: object) -> str:
+    """How a stored item is named in a message: its name, or its number when it has none."""
+    return shown(value) if isinstance(value, str) else f"#{number}" if isinstance(number, int) else shown(number)
+
+
+def _kind_label(kind: object, word: str = "kind") -> str:
+    """A kind (or preset key) in parentheses in a message: as it is, cut and escaped."""
+    if isinstance(kind, str):
+        return shorten(repr(kind)[1:-1])
+    return f"{word} {shown(kind)}"
+
+
+def _unlisted(kind: object, name: object) -> str:
+    if isinstance(kind, str) and isinstance(name, str):
+        return ""
+    return "; it is left out of the list"
 
 
 def read_scenario_file(path: Path) -> tuple[Scenario, str, str]:
     """Parse a scenario file: returns (scenario, name, notes) or raises InvalidItemError."""
     advice = "choose a file exported by Scaling Workbench"
+    path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_SCENARIO_FILE_BYTES:
-            raise InvalidItemError(path, f"is too large for a scenario file ({size} bytes)", advice)
-        text = path.read_bytes().decode("utf-8")
+        # A named pipe or a device is never read (it could block forever or never end).
+        data = fileio.read_regular(path, MAX_SCENARIO_FILE_BYTES + 1)
+        if len(data) > MAX_SCENARIO_FILE_BYTES:
+            raise InvalidItemError(path, f"is too large for a scenario file (over {MAX_SCENARIO_FILE_BYTES} "
+                                   "bytes)", advice)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise InvalidItemError(path, "no such file", "check the path") from None
+    except fileio.NotRegularFileError as exc:
+        raise InvalidItemError(path, f"is {exc.kind}, not a scenario file", advice) from None
     except UnicodeDecodeError:
         raise InvalidItemError(path, "is not a scenario file (not UTF-8 text)", advice) from None
     except OSError as exc:
@@ -978,13 +1260,14 @@ def read_scenario_file(path: Path) -> tuple[Scenario, str, str]:
     try:
         document = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise InvalidItemError(path, f"is not a scenario file (not JSON: {exc})", advice) from None
+        raise InvalidItemError(path, f"is not a scenario file (not JSON: {shorten(str(exc), MAX_PROBLEM_DETAIL)})",
+                               advice) from None
     if not isinstance(document, dict) or document.get("format") != SCENARIO_FILE_FORMAT:
         raise InvalidItemError(path, "is not a Scaling Workbench scenario file (no \"format\": "
                                f"\"{SCENARIO_FILE_FORMAT}\")", advice)
     version = document.get("format_version", 1)
     if not isinstance(version, int) or isinstance(version, bool) or version > SCENARIO_FILE_VERSION:
-        raise InvalidItemError(path, f"was written in scenario file format {version}; this version reads "
+        raise InvalidItemError(path, f"was written in scenario file format {shown(version, 20)}; this version reads "
                                f"up to {SCENARIO_FILE_VERSION}", "use a newer Scaling Workbench")
     body = document.get("scenario")
     if not isinstance(body, dict):
@@ -994,7 +1277,8 @@ def read_scenario_file(path: Path) -> tuple[Scenario, str, str]:
         notes = _clean_notes(document.get("notes", ""))
         scenario = _scenarios_module().scenario_from_json(json.dumps(body))
     except _scenario_errors() as exc:
-        raise InvalidItemError(path, f"holds an invalid scenario: {exc}", "fix the file and import it again") from None
+        raise InvalidItemError(path, f"holds an invalid scenario: {shorten(str(exc), MAX_PROBLEM_DETAIL)}",
+                               "fix the file and import it again") from None
     return scenario, name, notes
 
 

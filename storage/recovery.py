@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 RECOVERY_SUFFIX = ".recovery"
@@ -72,9 +73,12 @@ def find_recovery(project_path: Path) -> Path | None:
     best: tuple[int, Path] | None = None
     for candidate in candidates(project_path):
         try:
-            mtime = candidate.stat().st_mtime_ns
+            st = candidate.stat()
         except OSError:
             continue
+        if not stat.S_ISREG(st.st_mode):
+            continue  # a folder or a named pipe by that name was never written by the app
+        mtime = st.st_mtime_ns
         if mtime > project_mtime and (best is None or mtime > best[0]):
             best = (mtime, candidate)
     return best[1] if best else None

@@ -136,7 +136,7 @@ def test_without_a_backup_the_migrated_project_is_saved_only_with_save_as(tmp_pa
     make_v0_file(path)
     before = file_state(path)
 
-    def no_space(source, target, what="write a backup copy"):
+    def no_space(source, target, what="write a backup copy", **options):
         raise ProjectSaveError(target, "could not write a backup copy: the disk is full")
 
     monkeypatch.setattr(fileio, "atomic_copy_file", no_space)
