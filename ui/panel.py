@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSplitter,
+    QTableView,
     QTableWidget,
     QTableWidgetItem,
     QToolBar,
@@ -341,9 +342,42 @@ class PanelBase(QWidget):
         self._syncing = False
         self._explain_box = None
         self._build()
+        th.register(self)
         self.explainRequested.connect(self.show_explanation)
         if scenario is not None:
             self._sync_fields()
+
+    # -- theme and presentation (called by ui.theme for every registered panel) ----------------
+    #: ui.theme restyles the panel's charts before the panel redraws its series on them
+    THEMED_AFTER_ITS_PARTS = True
+
+    def apply_theme(self, theme: th.Theme) -> None:
+        """Series drawn in the theme's ink or palette take the new theme's colours."""
+        if self._scenario is not None:
+            self.refresh()
+
+    def set_presentation(self, enabled: bool) -> None:
+        """On a projector the inputs and the toolbar grow with the chart, and the form's column
+        widens to keep its fields whole."""
+        factor = th.scale_factor(enabled)
+        for widget in self.presentation_widgets():
+            base = widget.property("basePointSize")
+            if base is None:
+                base = widget.font().pointSizeF()
+                widget.setProperty("basePointSize", base)
+            font = QFont(widget.font())
+            font.setPointSizeF(float(base) * factor)
+            widget.setFont(font)
+            for table in widget.findChildren(QTableView):  # rows as tall as their new text
+                if not isinstance(table, ResultsTable):
+                    table.verticalHeader().setDefaultSectionSize(int(table.fontMetrics().height() * 1.5))
+        # the maximum only: a larger minimum would resize the window's docks behind the presented panel
+        self.form_scroll.setMaximumWidth(int((FORM_WIDTH + 80) * factor))
+
+    def presentation_widgets(self) -> list[QWidget]:
+        """What grows in presentation mode besides the charts and results tables (a panel adds
+        its own tables and buttons)."""
+        return [self.toolbar, self.form_widget]
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
         name_form_fields(self)  # rows added since the last show get their label as accessible name

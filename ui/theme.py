@@ -66,6 +66,14 @@ class Theme:
     def series_color(self, i: int) -> QColor:
         return QColor(self.series[i % len(self.series)])
 
+    def tone(self, color) -> QColor:
+        """A palette colour in this theme's variant: on a dark background the darker Okabe-Ito
+        colours (blue, green, vermillion) are lifted until they read as well as on white."""
+        qcolor = QColor(color)
+        if self.dark and qcolor.lightnessF() < 0.5:
+            qcolor = qcolor.lighter(140)
+        return qcolor
+
     def color(self, name: str) -> QColor:
         """A semantic colour: "memory_bound", "compute_bound", "operating_point", "measured",
         "reference", "ink", "background", "muted", "error"."""
@@ -81,7 +89,7 @@ class Theme:
             "error": self.error,
         }
         try:
-            return QColor(table[name])
+            return self.tone(table[name])
         except KeyError:
             raise ValueError(f"unknown semantic colour {name!r}; one of {', '.join(table)}") from None
 
@@ -165,13 +173,16 @@ def _palette(theme: Theme) -> QPalette:
 
         style = QApplication.style() if QApplication.instance() else None
         return style.standardPalette() if style is not None else pal
-    window, base, text = QColor("#2B2B2B"), QColor(theme.background), QColor(theme.ink)
+    # Fusion outlines check boxes and fields in the window colour darkened: on a dark window
+    # that outline vanishes against a field as dark as the window. Fields a step lighter than
+    # the window keep their frame and box visible on a projector.
+    window, base, text = QColor("#262626"), QColor("#3A3A3A"), QColor(theme.ink)
     role = QPalette.ColorRole
     for r, c in (
         (role.Window, window),
         (role.WindowText, text),
         (role.Base, base),
-        (role.AlternateBase, QColor("#262626")),
+        (role.AlternateBase, QColor("#434343")),
         (role.ToolTipBase, QColor("#3A3A3A")),
         (role.ToolTipText, text),
         (role.PlaceholderText, QColor(theme.muted)),
@@ -214,9 +225,11 @@ def apply_theme(app, mode: str = "system") -> Theme:
         app.setPalette(_palette(LIGHT))
     _state["theme"] = theme
     pg.setConfigOptions(background=theme.background, foreground=theme.ink, antialias=True)
-    for obj in list(_registry):
-        if _live(obj) and hasattr(obj, "apply_theme"):
-            obj.apply_theme(theme)
+    # Charts and tables first, then what redraws with them (a panel's series read its chart's theme).
+    objects = sorted((o for o in list(_registry) if _live(o) and hasattr(o, "apply_theme")),
+                     key=lambda o: bool(getattr(o, "THEMED_AFTER_ITS_PARTS", False)))
+    for obj in objects:
+        obj.apply_theme(theme)
     return theme
 
 

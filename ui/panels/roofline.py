@@ -450,6 +450,7 @@ class RooflinePanel(PanelBase):
     def _build_kernels(self) -> None:
         box = QWidget()
         box.setObjectName("kernelsBox")
+        self.kernels_box = box
         layout = QVBoxLayout(box)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.setSpacing(4)
@@ -1017,7 +1018,8 @@ class RooflinePanel(PanelBase):
 
     def _device_color(self, slot: int) -> QColor:
         color = DEVICE_COLORS[slot % len(DEVICE_COLORS)]
-        return QColor(self.chart.theme().ink) if color is None else QColor(color)
+        theme = self.chart.theme()
+        return QColor(theme.ink) if color is None else theme.tone(color)
 
     def _draw_roofs(self, s: RooflineScenario, compared) -> None:
         # The axes, then the roof lines, redrawn in place: the chart reuses its line items and
@@ -1099,10 +1101,38 @@ class RooflinePanel(PanelBase):
             # and under the roofs is empty (kernels sit on the roofs, their names hang right)
             self._ridge_label = self._label(f"ridge {_q(c.ridge, 'FLOP/B')}", c.ridge, c.peak_flops,
                                             (1.25, 1.05), None, 1.0, bold=True, angle=90)
+            self._label_compared_devices(compared, xmin, xmax)
         else:
             self._ridge_label = None
         self._ridge_points = ridge_xy
         self._style_ridge_marker()
+
+    def roof_label_texts(self) -> list[str]:
+        """The texts of the labels drawn on the roofs (peaks, bandwidths, ridge), as shown."""
+        return [item.toPlainText() for item, *_rest in self._overlays if item.isVisible()]
+
+    def presentation_widgets(self) -> list:
+        return [*super().presentation_widgets(), self.kernels_box]
+
+    def _label_compared_devices(self, compared, xmin: float, xmax: float) -> None:
+        """Each compared device's peak and bandwidth, in its roof's colour, where it is drawn.
+        A roof that coincides with one already named (H100 and H200 share a peak) gets no
+        second label on top of the first: the legend names both."""
+        primary = self._devices[0]
+        peaks, bandwidths = [primary.compute.peak_flops], [primary.memory.mem_bw]
+        for slot, d in enumerate(self._devices[1:], start=1):
+            if d.roofs is None:
+                continue
+            color = self._device_color(slot)
+            name = _short(d.hardware.name)
+            c, m = d.compute, d.memory
+            if all(abs(math.log10(c.peak_flops / p)) > 0.1 for p in peaks):
+                anchor = (1.0, 1.15) if self._room_above(c.peak_flops, compared) else (1.0, -0.15)
+                self._label(f"{name} {_q(c.peak_flops, 'FLOP/s')}", xmax, c.peak_flops, anchor, color, 0.95)
+                peaks.append(c.peak_flops)
+            if all(abs(math.log10(m.mem_bw / b)) > 0.1 for b in bandwidths):
+                self._slope_label(f"{name} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax, color=color, along=slot)
+                bandwidths.append(m.mem_bw)
 
     def _room_above(self, peak: float, compared) -> bool:
         """Whether a line of label text fits between the flat roof at ``peak`` and the next
@@ -1176,12 +1206,14 @@ class RooflinePanel(PanelBase):
         self._style_text(item, color, scale, bold)
         return item
 
-    def _slope_label(self, text: str, roof: rl.Roof, xmin: float, xmax: float) -> None:
-        """A label lying along a sloped roof, near its low end."""
-        x = min(xmin * 4.0, roof.ridge / 3.0)
+    def _slope_label(self, text: str, roof: rl.Roof, xmin: float, xmax: float, *, color=None,
+                     along: int = 0) -> None:
+        """A label lying along a sloped roof, near its low end (``along`` steps further up the
+        line, so the labels of parallel roofs do not stack on each other)."""
+        x = min(xmin * 4.0 * 6.0 ** along, roof.ridge / 3.0)
         if x <= xmin:
             return
-        self._label(text, x, x * roof.mem_bw, (0.0, 1.15), None, 0.95, rotate=(1, 1))
+        self._label(text, x, x * roof.mem_bw, (0.0, 1.15), color, 0.95, rotate=(1, 1))
 
     def _style_text(self, item: pg.TextItem, color, scale: float, bold: bool) -> None:
         theme = self.chart.theme()

@@ -20,6 +20,7 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractProxyModel,
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
     Qt,
     Signal,
@@ -586,6 +587,11 @@ class KernelTableView(QTableView):
     def resizeEvent(self, event):  # noqa: N802 - Qt naming
         super().resizeEvent(event)
         self._fit_name_column()
+
+    def changeEvent(self, event):  # noqa: N802 - Qt naming
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # presentation mode: columns for the new text
+            self.set_column_widths()
 
     def dataChanged(self, top_left, bottom_right, roles=()):  # noqa: N802 - Qt naming
         """Qt repaints the whole viewport when more than one cell changes. A new roof changes a
