@@ -374,3 +374,11 @@ def test_the_best_cap_weighs_energy_and_time_by_default(qtbot, catalog):
     pick(qtbot, p.field("cap_objective"), "Energy only")
     assert p.scenario().cap_objective == "energy" and p.best_cap() == energy.cap_w
     assert p.undo_stack().count() == 1
+
+
+def test_an_unset_gpu_hour_price_reads_not_set_rather_than_free(qtbot, panel):
+    panel.edit(gpu_hour_price=0.0)
+    assert panel.result_text("Compute cost") == ("not set", "")
+    panel.edit(gpu_hour_price=2.0)
+    value, unit = panel.result_text("Compute cost")
+    assert value != "not set" and unit == panel.scenario().currency

@@ -675,8 +675,12 @@ class PowerPanel(PanelBase):
             ResultRow("CO2e", summary.co2e_kg * 1000.0, "g",
                       tips["CO2e"] + f" ({where}{s.grid_g_per_kwh:g} gCO2e/kWh)"),
             ResultRow("Energy cost", _money(summary.energy_cost), s.currency, tips["Energy cost"]),
-            ResultRow("Compute cost", _money(summary.compute_cost), s.currency, tips["Compute cost"]),
-            ResultRow("Total cost", _money(summary.total_cost), s.currency, tips["Total cost"]),
+            # a GPU-hour price of 0 is "not set": a silent 0 would read as free GPUs
+            ResultRow("Compute cost", _money(summary.compute_cost) if s.gpu_hour_price > 0 else "not set",
+                      s.currency if s.gpu_hour_price > 0 else "",
+                      tips["Compute cost"] + ("" if s.gpu_hour_price > 0 else ": set a price per GPU-hour")),
+            ResultRow("Total cost", _money(summary.total_cost), s.currency,
+                      tips["Total cost"] + ("" if s.gpu_hour_price > 0 else " (energy only: no GPU-hour price set)")),
             ResultRow("Energy, Llama 3 convention", llama_value, llama_unit,
                       tips["Energy, Llama 3 convention"] + f" ({hw.tdp_w:g} W)"),
         ]
