@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.kernel_import import ImportResult, RowError, parse_kernel_csv, parse_ncu_csv
+from workbench.kernel_import import (
+    NCU_COMMAND,
+    ImportResult,
+    RowError,
+    parse_kernel_csv,
+    parse_ncu_csv,
+)
 
 # -- plain CSV ---------------------------------------------------------------------------
 GOOD = """name,flops,bytes,time_s
@@ -73,6 +79,33 @@ def test_plain_csv_bad_rows_say_what_to_fix(row, words):
     assert [e.line for e in result.errors] == [3]
     for word in words:
         assert word in result.errors[0].reason
+
+
+def test_plain_csv_an_overflowing_row_is_one_error_the_rest_imported():
+    """Issue 14 item 11: one row whose value overflows used to reject the whole file."""
+    text = ("name,flops (GFLOP),bytes,time_s\n"
+            "gemm,2.2e3,4.0e8,0.0015\n"
+            f"huge,{'9' * 400},1e6,\n"
+            "big,1e300,1e6,\n"
+            "tiny,1e-300,1e300,\n"
+            "fast,100,1e6,1e-320\n"
+            "add,0.067,4.0e8,\n")
+    result = parse_kernel_csv(text)
+    assert [k.name for k in result.kernels] == ["gemm", "add"]
+    assert result.kernels[0].flops == 2.2e12 and result.kernels[1].flops == pytest.approx(6.7e7)
+    assert [e.line for e in result.errors] == [3, 4, 5, 6]
+    huge, big, tiny, fast = (e.reason for e in result.errors)
+    assert huge.startswith("huge: flops") and "too large" in huge and "400 characters" in huge
+    assert big.startswith("big: flops") and "too large" in big  # 1e300 GFLOP overflows in FLOPs
+    assert tiny.startswith("tiny: bytes") and "arithmetic intensity" in tiny  # the model refuses 1e-300 FLOP/B
+    assert fast.startswith("fast: time_s") and "achieved rate" in fast  # 100 FLOPs in 1e-320 s: no finite rate
+
+
+def test_plain_csv_a_row_csv_cannot_read_is_one_error():
+    text = "name,flops,bytes\nok,1,1\n" + '"' + "x" * 200_000 + '",1,1\nalso,2,2\n'
+    result = parse_kernel_csv(text)
+    assert [k.name for k in result.kernels] == ["ok", "also"]
+    assert [e.line for e in result.errors] == [3] and "field larger than field limit" in result.errors[0].reason
 
 
 def test_plain_csv_header_units_and_layout():
@@ -184,10 +217,16 @@ def test_ncu_raw_page_bad_rows():
 
 
 def test_ncu_without_flop_counters_says_how_to_profile():
-    text = f'{ID_COLUMNS},"dram__bytes.sum"\n"0","1","p","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","8.0","64"\n'
+    text = f'{ID_COLUMNS},"dram__bytes.sum"\n' + "".join(
+        f'"{i}","1","p","h","k{i}","1","7","(1, 1, 1)","(1, 1, 1)","0","8.0","64"\n' for i in range(3))
     result = parse_ncu_csv(text)
     assert not result.kernels
-    assert "SpeedOfLight_RooflineChart" in result.errors[0].reason
+    (error,) = result.errors  # once for the file, not once per launch
+    assert error.line == 1 and "no FLOP counters" in error.reason and "3 kernel launch" in error.reason
+    assert "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" in error.reason
+    assert NCU_COMMAND in error.reason and result.ncu_command == NCU_COMMAND
+    assert NCU_COMMAND.startswith("ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,")
+    assert len(result.missing_counters) == 9 and all(m.startswith("smsp__sass") for m in result.missing_counters)
 
 
 # -- Nsight Compute: details page (one row per metric) -----------------------------------
