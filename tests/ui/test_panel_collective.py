@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage
 
 from ui.panels.collective import CollectivePanel
 from ui.panels.collective_view import ArrowItem
+from workbench import units
 from workbench.collectives import Collective, expected_final_state
 from workbench.context import RunContext
 from workbench.scenarios import CollectiveScenario
@@ -247,10 +248,13 @@ def test_exports_the_current_frame_on_white(qtbot, panel, tmp_path):
     svg = panel.export_to("svg", tmp_path / "c.svg")
     assert "<svg" in svg.read_text()
     rows = list(csv.reader(open(panel.export_to("csv", tmp_path / "c.csv"), newline="")))
-    assert rows[0] == ["step (1)", "title", "transfers (1)", "bytes per link (B)"]
+    assert rows[0] == ["step (1)", "title", "transfers (1)", "bytes per link (B)", "latency (s)",
+                       "transfer time (s)", "step time (s)", "elapsed (s)"]
     assert len(rows) == 8
     assert rows[2][1] == "Step 1 of 6: reduce-scatter"
     assert float(rows[2][3]) == 64 * 2**20
+    assert float(rows[-1][7]) == pytest.approx(panel.total_time(), rel=1e-12)
+    assert sum(float(row[6]) for row in rows[1:]) == pytest.approx(panel.total_time(), rel=1e-12)
 
 
 def test_dark_theme_still_exports_on_white(qtbot, qapp, panel, tmp_path):
@@ -265,3 +269,186 @@ def test_dark_theme_still_exports_on_white(qtbot, qapp, panel, tmp_path):
         assert panel.view.scene().backgroundBrush().color().name() == th.DARK.background.lower()
     finally:
         th.apply_theme(qapp, "light")
+
+
+# -- time per step: the alpha-beta model, as the All-reduce calculator has it -----------------
+
+
+@pytest.fixture
+def calculator(qtbot):
+    from ui.catalog import HardwareCatalog
+    from ui.panels.allreduce import AllReducePanel
+
+    p = AllReducePanel(HardwareCatalog())
+    qtbot.addWidget(p)
+    p.resize(1400, 800)
+    p.show()
+    qtbot.waitExposed(p)
+    return p
+
+
+def pick(combo, value) -> None:
+    """Pick ``value`` in a combo's popup (what choosing an entry with the mouse emits)."""
+    index = combo.findData(value)
+    assert index >= 0, value
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+
+
+@pytest.mark.parametrize(
+    ("collective", "schedule"),
+    [("all_reduce", "ring"), ("all_reduce", "conceptual"), ("reduce_scatter", "ring"),
+     ("all_gather", "ring"), ("broadcast", "ring"), ("reduce", "ring"), ("scatter", "ring"),
+     ("all_to_all", "conceptual")],
+)
+def test_step_times_add_up_to_the_calculator_time(qtbot, panel, calculator, collective, schedule):
+    from workbench import comms_sweep
+
+    # the same inputs, typed into both panels
+    choose(qtbot, panel.collective_combo, collective)
+    choose(qtbot, panel.schedule_combo, schedule)
+    type_into(qtbot, panel.ranks_field, "16")
+    type_into(qtbot, panel.size_field, "1 GiB")
+    type_into(qtbot, panel.link_field, "450 GB/s")
+    type_into(qtbot, panel.alpha_field, "3 us")
+    pick(calculator.field("collective"), collective)
+    for name, text in (("size_bytes", "1 GiB"), ("n_ranks", "16"), ("link_bw", "450 GB/s"), ("alpha", "3 us")):
+        type_into(qtbot, calculator.field(name), text)
+    s = calculator.scenario()
+    assert (s.collective, s.size_bytes, s.n_ranks, s.link_bw, s.alpha) == (collective, 2**30, 16, 450e9, 3e-6)
+    assert (panel.link().link_bw, panel.link().alpha) == (450e9, 3e-6)
+
+    times = panel.step_times()
+    assert len(times) == len(panel.frames())
+    ring = comms_sweep.operating_point(s.collective, s.size_bytes, s.n_ranks, s.link_bw, s.alpha).ring_time
+    assert sum(t.seconds for t in times) == pytest.approx(ring, rel=1e-12)
+    # and both panels print the same number
+    assert result(panel, "Time, whole collective (ring model)") == result(calculator, "Ring time")
+
+    # every step shows its time, and the last one the whole time so far
+    press(qtbot, panel, Qt.Key.Key_End)
+    line = next(i.text() for i in panel.view.text_items("timing"))
+    total = units.format_quantity(panel.total_time(), "s")
+    assert line.startswith(f"This step {units.format_quantity(times[-1].seconds, 's')}")
+    assert line.endswith(f"{total} of {total} so far")
+
+
+def test_the_time_strip_marks_the_step_and_sizes_segments_by_time(qtbot, panel):
+    choose(qtbot, panel.collective_combo, "broadcast")
+    type_into(qtbot, panel.ranks_field, "4")
+    press(qtbot, panel, Qt.Key.Key_Right, 2)
+    strip = panel.view.time_strip()
+    times = [t.seconds for t in panel.step_times()[1:]]
+    widths = [r.width() for r in strip.segments()]
+    assert len(widths) == len(times) == 6
+    assert widths == pytest.approx([sum(widths) * t / sum(times) for t in times])
+    assert len(set(widths)) > 1
+    # a pipeline pays latency while it fills and bandwidth while it streams: steps differ
+    assert result(panel, "Longest step") == units.format_quantity(max(times), "s").split(" ")[0]
+
+
+def test_the_link_follows_the_plan_like_the_calculator_until_typed(qtbot, panel, calculator):
+    stack = panel.undo_stack()
+    assert panel.link().source == "default" and "defaults" in panel.link_note.text()
+    context = RunContext(n_gpus=64, interconnect="nvlink-4")
+    panel.apply_context(context)
+    calculator.apply_context(context)
+    link = panel.link()
+    assert link.source == "plan"
+    assert (link.link_bw, link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
+    assert "run plan" in panel.link_note.text()
+    assert panel.link_field.value() == link.link_bw and stack.count() == 0
+
+    type_into(qtbot, panel.alpha_field, "20 us")
+    typed = panel.link()
+    assert typed.source == "typed" and typed.alpha == pytest.approx(20e-6, rel=1e-12)
+    assert stack.undoText() == "Change latency per step to 20 µs"
+    assert panel.plan_link_button.isVisibleTo(panel)
+    assert panel.step_times()[1].latency_s == typed.alpha
+    other = RunContext(n_gpus=8)  # one node: the plan's ring is now NVLink's
+    panel.apply_context(other)
+    calculator.apply_context(other)
+    assert panel.link() == typed  # a typed link stays while the plan changes
+
+    qtbot.mouseClick(panel.plan_link_button, Qt.MouseButton.LeftButton)
+    link = panel.link()
+    assert link.source == "plan"
+    assert (link.link_bw, link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
+    assert stack.undoText() == "Use the run plan's link"
+    stack.undo()
+    assert panel.link() == typed
+    stack.undo()  # the typed latency: back on the plan's link, as the plan is now
+    assert panel.link() == link and not panel.plan_link_button.isVisibleTo(panel)
+
+
+def test_a_bad_link_is_refused_next_to_the_field(qtbot, panel):
+    before = panel.link()
+    type_into(qtbot, panel.link_field, "0 GB/s")
+    assert panel.link() == before
+    assert panel.link_field.message_text()
+    assert panel.undo_stack().count() == 0
+
+
+# -- many ranks stay readable -----------------------------------------------------------------
+
+
+def _texts_ok(view) -> None:
+    smallest = min(item.font().pixelSize() for item in view.text_items())
+    assert smallest >= view.min_font_px()
+
+
+def test_sixteen_ranks_keep_labelled_cells_and_rank_labels(qtbot, panel):
+    type_into(qtbot, panel.ranks_field, "16")
+    press(qtbot, panel, Qt.Key.Key_Right, 3)
+    view = panel.view
+    assert view.cell_label_mode() in ("full", "short", "tiny")
+    assert view.cell_font_px() >= view.min_font_px()
+    _texts_ok(view)
+    ranks = {item.text().removeprefix("rank ") for item in view.text_items("rank")}
+    assert ranks == {str(r) for r in range(16)}
+    assert len(view.text_items("slot")) >= 8  # every slot, or every other one
+    # what a cell says, and what its tooltip says under the pointer
+    from ui.panels.collective_view import cell_texts
+
+    frame = view.frame()
+    lines = cell_texts(frame.buffers[4][0], 0, 16, True, view.cell_label_mode())
+    assert lines and lines[-1].endswith(("4/16", "4"))
+    grid = view.grid_item()
+    qtbot.mouseMove(view.viewport(), view.mapFromScene(view.cell_rect(4, 0).center()))
+    qtbot.waitUntil(lambda: grid.toolTip() != "")
+    # after three ring steps rank 4 holds chunk 0 of ranks 1 to 4
+    assert grid.toolTip() == "rank 4, slot 0: chunk 0 summed over 4 of 16 ranks (1, 2, 3, 4)"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_sixteen_ranks_in_presentation_mode_keep_large_labels(qtbot, qapp, panel, theme):
+    from ui import theme as th
+
+    th.apply_theme(qapp, theme)
+    th.set_presentation(True)
+    try:
+        panel.resize(1920, 1080)
+        type_into(qtbot, panel.ranks_field, "16")
+        view = panel.view
+        qtbot.waitUntil(lambda: view.viewport().width() > 1500)
+        assert view.min_font_px() == 16
+        assert view.cell_label_mode() != "none" and view.cell_font_px() >= 16
+        _texts_ok(view)
+        assert {i.text().removeprefix("rank ") for i in view.text_items("rank")} == {str(r) for r in range(16)}
+    finally:
+        th.set_presentation(False)
+        th.apply_theme(qapp, "light")
+
+
+def test_sixty_four_ranks_are_colour_cells_with_a_legend_that_says_so(qtbot, panel):
+    type_into(qtbot, panel.ranks_field, "64")
+    press(qtbot, panel, Qt.Key.Key_Right)
+    view = panel.view
+    assert view.cell_label_mode() == "none"
+    assert "colour: chunk j, in slot j" in view.legend_texts()
+    _texts_ok(view)
+    assert len(view.text_items("slot")) >= 8  # thinned, not dropped
+    choose(qtbot, panel.collective_combo, "all_to_all")
+    choose(qtbot, panel.schedule_combo, "conceptual")
+    press(qtbot, panel, Qt.Key.Key_End)
+    assert "colours repeat every 8 chunks" in view.legend_texts()

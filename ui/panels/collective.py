@@ -6,21 +6,33 @@ collective and schedule and shows one of them in a :class:`CollectiveView`; the 
 table shows the step count, bytes per link, bytes each rank sends, the nccl-tests bus
 factor (:func:`workbench.comms.bus_factor`) and what every rank holds at the end.
 
+Every step is costed with the alpha-beta model (:func:`workbench.collectives.step_times`):
+the view shows the step's time and the time so far, and the steps add up to the All-reduce
+calculator's time for the same collective, size, ranks, link bandwidth and latency. The
+link follows the run plan (the ring its data-parallel collectives run on, as the calculator
+does) until one is typed; the calculator's defaults stand in without a plan.
+
 Editing the collective, rank count, schedule, message size or root is an undoable edit.
 Stepping is navigation, not an edit: the step lives in the scenario (so a saved scenario
 reopens on the same step) but changing it never pushes an undo command (see ``_set_step``).
+
+The animation exports as an animated GIF or APNG or as numbered PNGs (Export menu, or
+:meth:`CollectivePanel.export_animation` without a dialog; see :mod:`ui.animation_export`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSizePolicy,
     QSlider,
     QSpinBox,
@@ -28,13 +40,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui import animation_export
 from ui import theme as th
-from ui.export import quantity_header
+from ui.animation_export import AnimationOptions
+from ui.export import Caption, default_assumptions, quantity_header
 from ui.panel import PanelBase, ResultRow
 from ui.panels.collective_view import CollectiveView
+from ui.widgets.quantity_edit import QuantityField
 from workbench import collectives, comms, units
-from workbench.collectives import Collective, Frame, parse_collective
-from workbench.scenarios import CollectiveScenario
+from workbench.collectives import Collective, Frame, StepTime, parse_collective
+from workbench.scenarios import AllReduceScenario, CollectiveScenario
 
 #: Playback speeds: (label, milliseconds per step).
 SPEEDS: tuple[tuple[str, int], ...] = (
@@ -82,8 +97,55 @@ _RING: dict[Collective, str] = {
 }
 
 
+_TIMES: dict[Collective | None, str] = {
+    Collective.ALL_REDUCE: "every step moves one chunk over every link and pays one latency, "
+    "α + S/(nB); 2(n&minus;1) steps.",
+    Collective.REDUCE_SCATTER: "every step costs α + S/(nB); n&minus;1 steps.",
+    Collective.ALL_GATHER: "every step costs α + S/(nB); n&minus;1 steps.",
+    Collective.BROADCAST: "the model is S/B + (n&minus;1)α, as NCCL pipelines many small pieces. Along "
+    "the critical path the first bytes cross n&minus;1 hops, one latency each (the first n&minus;1 "
+    "steps), then the message streams through the last link, n chunks of S/(nB) (the last n steps).",
+    Collective.REDUCE: "the model is S/B + (n&minus;1)α, as NCCL pipelines many small pieces. Along "
+    "the critical path the first bytes cross n&minus;1 hops, one latency each (the first n&minus;1 "
+    "steps), then the message streams through the last link, n chunks of S/(nB) (the last n steps).",
+    None: "the single step costs the whole operation as the ring model has it.",
+}
+
+
 def _bytes(value: float) -> str:
     return units.format_quantity(value, "B", binary=True)
+
+
+@dataclass(frozen=True)
+class LinkInputs:
+    """The link the steps are costed on: ``link_bw`` bytes/s per direction, ``alpha`` seconds
+    per step, and where they come from: "default" (the All-reduce calculator's defaults),
+    "plan" (the run plan's data-parallel ring, ``name`` its interconnect) or "typed"."""
+
+    link_bw: float
+    alpha: float
+    source: str = "default"
+    name: str = ""
+
+
+#: Without a plan the animator costs its steps as a new All-reduce calculator does.
+DEFAULT_LINK = LinkInputs(AllReduceScenario.link_bw, AllReduceScenario.alpha)
+
+
+class LinkEdit(QUndoCommand):
+    """A change of the link the steps are costed on, as one undo step."""
+
+    def __init__(self, panel: CollectivePanel, new: LinkInputs, text: str):
+        super().__init__(text)
+        self._panel = panel
+        self._old = panel.link()
+        self._new = new
+
+    def redo(self) -> None:
+        self._panel._apply_link(self._new)
+
+    def undo(self) -> None:
+        self._panel._apply_link(self._old)
 
 
 def _describe_rank(row, r: int, n: int, symbolic: bool) -> str:
@@ -180,6 +242,10 @@ class CollectivePanel(PanelBase):
         self.catalog = catalog
         self._frames: list[Frame] = []
         self._key: tuple | None = None
+        self._times: list[StepTime] = []
+        self._times_key: tuple | None = None
+        self._link = DEFAULT_LINK
+        self._plan_link: LinkInputs | None = None  # the plan's, while there is a plan
         super().__init__(
             scenario if scenario is not None else CollectiveScenario(),
             parent,
@@ -211,10 +277,18 @@ class CollectivePanel(PanelBase):
             "Size S of each rank's buffer; it is cut into one chunk per rank"
         )
         self.root_field.setToolTip("The rank that sends (broadcast, scatter) or receives (reduce)")
+        self._build_link_form()
 
         # -- chart: the drawing over the transport bar --------------------------------------
         self.view = CollectiveView()
         self.add_chart(self.view, 1)
+        self.export_menu.addSeparator()
+        self.action_export_animation = self._action(
+            "Animation (GIF, APNG, PNG sequence)…",
+            "Export every step as an animated GIF or APNG, or as numbered PNG images",
+            self.export_animation_interactive, "actionExportAnimation", add=False,
+        )
+        self.export_menu.addAction(self.action_export_animation)
         self.add_chart(self._build_transport(), 0)
 
         self._timer = QTimer(self)
@@ -223,6 +297,35 @@ class CollectivePanel(PanelBase):
         self._set_speed(DEFAULT_SPEED)
 
         self.refresh()
+
+    def _build_link_form(self) -> None:
+        """Link bandwidth and latency: not scenario fields (yet), so bound here by hand."""
+        self.add_section("Cost (alpha-beta model)")
+        self.link_field = QuantityField(
+            "B/s", self.form_widget, label="Link bandwidth", minimum=0, min_inclusive=False,
+            description="Bandwidth B of one link in one direction, bytes/s (GB = 1e9 B)",
+        )
+        self.link_field.setObjectName("field.link_bw")
+        self.alpha_field = QuantityField(
+            "s", self.form_widget, label="Latency per step", minimum=0,
+            description="Latency α of one algorithm step (a few µs on NVLink, 5-20 µs across nodes)",
+        )
+        self.alpha_field.setObjectName("field.alpha")
+        self.form.addRow("Link bandwidth", self.link_field)
+        self.form.addRow("Latency per step", self.alpha_field)
+        self.link_field.valueEdited.connect(lambda value: self.set_link(link_bw=value))
+        self.alpha_field.valueEdited.connect(lambda value: self.set_link(alpha=value))
+        self.link_note = QLabel(self.form_widget)
+        self.link_note.setObjectName("linkNote")
+        self.link_note.setWordWrap(True)
+        self.link_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.form.addRow(self.link_note)
+        self.plan_link_button = QPushButton("Use the plan's link", self.form_widget)
+        self.plan_link_button.setObjectName("planLinkButton")
+        self.plan_link_button.setToolTip("Cost the steps on the run plan's link again")
+        self.plan_link_button.clicked.connect(self.use_plan_link)
+        self.form.addRow(self.plan_link_button)
+        self._show_link()
 
     def _build_transport(self) -> QWidget:
         bar = QWidget()
@@ -303,6 +406,118 @@ class CollectivePanel(PanelBase):
     def _chunk_bytes(self) -> float:
         sc = self._scenario
         return collectives.chunk_size(sc.message_bytes, sc.n_ranks)
+
+    def _times_for(self, link: LinkInputs) -> list[StepTime]:
+        sc = self._scenario
+        return collectives.step_times(
+            self.collective(), sc.n_ranks, sc.schedule, sc.message_bytes, link.link_bw, link.alpha,
+            root=sc.root,
+        )
+
+    def step_times(self) -> list[StepTime]:
+        """The alpha-beta time of every frame (``step_times()[k]`` for frame k)."""
+        return self._times
+
+    def total_time(self) -> float:
+        """Seconds of the whole collective: the sum of the step times."""
+        return collectives.total_time(self._times)
+
+    # -- the link the steps are costed on -------------------------------------------------------
+    def link(self) -> LinkInputs:
+        return self._link
+
+    def set_link(self, *, link_bw: float | None = None, alpha: float | None = None) -> bool:
+        """Cost the steps on a typed link bandwidth and/or latency (one undo step)."""
+        new = replace(
+            self._link,
+            link_bw=self._link.link_bw if link_bw is None else float(link_bw),
+            alpha=self._link.alpha if alpha is None else float(alpha),
+            source="typed",
+            name="",
+        )
+        try:  # the model's own checks, so a bad value is refused with its message
+            self._times_for(new)
+        except ValueError as exc:
+            self.show_status(str(exc))
+            self._show_link()
+            return False
+        if (new.link_bw, new.alpha) == (self._link.link_bw, self._link.alpha):
+            return False
+        what = "link bandwidth" if link_bw is not None and alpha is None else (
+            "latency per step" if link_bw is None else "link")
+        value = (units.format_quantity(new.link_bw, "B/s") if what == "link bandwidth"
+                 else units.format_quantity(new.alpha, "s") if what == "latency per step" else "")
+        self._stack.push(LinkEdit(self, new, f"Change {what}" + (f" to {value}" if value else "")))
+        return True
+
+    def use_plan_link(self) -> bool:
+        """Cost the steps on the run plan's link again (one undo step)."""
+        if self._plan_link is None or self._link == self._plan_link:
+            return False
+        self._stack.push(LinkEdit(self, self._plan_link, "Use the run plan's link"))
+        return True
+
+    def _apply_link(self, link: LinkInputs) -> None:
+        if link.source == "plan" and self._plan_link is not None:
+            link = self._plan_link  # "the plan's link" is the plan's as it is now
+        self._link = link
+        self._show_link()
+        self.refresh()
+        self._update_plan_banner()
+
+    def _show_link(self) -> None:
+        link = self._link
+        self.link_field.setValue(link.link_bw)
+        self.alpha_field.setValue(link.alpha)
+        if link.source == "plan":
+            where = f", on {link.name}" if link.name else ""
+            text = f"From the run plan: the ring of its data-parallel collectives{where}."
+        elif link.source == "typed":
+            text = "Typed here." + (" The run plan's link differs." if self._plan_link is not None
+                                   and self._plan_link != link else "")
+        else:
+            text = "The All-reduce calculator's defaults (no run plan)."
+        self.link_note.setText(text)
+        self.link_note.setStyleSheet(f"color: {th.current_theme().muted};")
+        self.plan_link_button.setVisible(link.source == "typed" and self._plan_link is not None)
+
+    def follow_plan(self, view) -> bool:
+        followed = super().follow_plan(view)
+        self._plan_link = self._link_of(view)
+        if followed and self._plan_link is not None and self._link.source != "typed":
+            if self._plan_link != self._link:
+                self._apply_link(self._plan_link)  # no undo step: the plan's edit is the step
+        self._show_link()
+        return followed
+
+    @staticmethod
+    def _link_of(view) -> LinkInputs | None:
+        """The link of the plan's data-parallel ring (what the All-reduce calculator follows)."""
+        from workbench.plan import sync_link_rate
+        from workbench.workspace import dp_spans_nodes
+
+        if view is None or view.prediction is None:
+            return None
+        links = view.prediction.links
+        bw, alpha = sync_link_rate(view.plan, links)
+        name = links.inter_name if dp_spans_nodes(view.plan) else links.intra_name
+        return LinkInputs(float(bw), float(alpha), "plan", name)
+
+    def differs_from_plan(self) -> bool:
+        typed = (self._link.source == "typed" and self._plan_link is not None
+                 and self._plan_link != self._link and self.context_sink is not None)
+        return super().differs_from_plan() or typed
+
+    def return_to_plan(self) -> None:
+        if self._link.source != "typed" or self._plan_link is None:
+            super().return_to_plan()
+            return
+        self._stack.beginMacro("Follow the run plan")
+        try:
+            self.use_plan_link()
+            super().return_to_plan()
+        finally:
+            self._stack.endMacro()
 
     # -- editing --------------------------------------------------------------------------------
     def _field_edited(self, name, value) -> None:
@@ -429,25 +644,16 @@ class CollectivePanel(PanelBase):
                 w.setRange(0, last)
                 w.blockSignals(False)
             self.step_total.setText(f"of {last}")
+        times_key = (key, self._link.link_bw, self._link.alpha)
+        if times_key != self._times_key:
+            self._times_key = times_key
+            self._times = self._times_for(self._link)
             self._fill_results()
         self._show_step()
 
     def _show_step(self) -> None:
-        sc = self._scenario
-        c = self.collective()
         step = self.current_step()
-        schedule = dict((v, t) for t, v in SCHEDULE_CHOICES).get(sc.schedule, sc.schedule).lower()
-        context = f"{c.label} · {schedule} schedule · {sc.n_ranks} ranks · message {_bytes(sc.message_bytes)}"
-        if c.has_root:
-            context += f" · root rank {sc.root}"
-        self.view.show_frame(
-            self._frames[step],
-            collective=c,
-            n=sc.n_ranks,
-            root=sc.root if c.has_root else None,
-            context=context,
-            chunk_text=_bytes(self._chunk_bytes()),
-        )
+        self.show_frame_in(self.view, self._frames[step])
         for w in (self.step_slider, self.step_spin):
             if w.value() != step:
                 w.blockSignals(True)
@@ -458,6 +664,32 @@ class CollectivePanel(PanelBase):
         self.prev_button.setEnabled(step > 0)
         self.next_button.setEnabled(step < last)
         self.last_button.setEnabled(step < last)
+
+    def show_frame_in(self, view: CollectiveView, frame: Frame) -> None:
+        """Draw ``frame`` of this scenario in ``view`` (the panel's, or an export's)."""
+        sc = self._scenario
+        c = self.collective()
+        view.show_frame(
+            frame,
+            collective=c,
+            n=sc.n_ranks,
+            root=sc.root if c.has_root else None,
+            context=self.context_line(),
+            chunk_text=_bytes(self._chunk_bytes()),
+            times=self._times,
+        )
+
+    def context_line(self) -> str:
+        """The small line over the drawing: what is animated, on which link."""
+        sc = self._scenario
+        c = self.collective()
+        schedule = dict((v, t) for t, v in SCHEDULE_CHOICES).get(sc.schedule, sc.schedule).lower()
+        text = f"{c.label} · {schedule} schedule · {sc.n_ranks} ranks · message {_bytes(sc.message_bytes)}"
+        if c.has_root:
+            text += f" · root rank {sc.root}"
+        link = self._link
+        return text + (f" · link {units.format_quantity(link.link_bw, 'B/s')}, "
+                       f"α {units.format_quantity(link.alpha, 's')}")
 
     def _fill_results(self) -> None:
         sc = self._scenario
@@ -509,6 +741,7 @@ class CollectivePanel(PanelBase):
                     binary=True,
                 )
             )
+        rows += self._time_rows()
         factor = float(comms.bus_factor(c, n))
         rows.append(
             ResultRow(
@@ -521,13 +754,38 @@ class CollectivePanel(PanelBase):
         rows += final_state_rows(c, self._frames[-1].buffers, sc.root if c.has_root else None)
         self.results.set_rows(rows)
 
+    def _time_rows(self) -> list[ResultRow]:
+        steps = [t.seconds for t in self._times[1:]]
+        same = "the All-reduce calculator's ring time for this collective, size, ranks, link bandwidth and latency"
+        rows = [
+            ResultRow(
+                "Time, whole collective (ring model)",
+                self.total_time(),
+                "s",
+                f"The sum of the step times: {same}",
+            )
+        ]
+        if len(steps) > 1 and max(steps) - min(steps) <= 1e-12 * max(steps):
+            rows.append(ResultRow("Time per step", steps[0], "s",
+                                  "Every step: one latency α plus one chunk over the link (S/n ÷ B)"))
+        elif len(steps) > 1:
+            rows.append(ResultRow("Longest step", max(steps), "s",
+                                  "The steps differ: the pipeline pays latency while it fills and "
+                                  "bandwidth while the message streams through the last link"))
+        return rows
+
     # -- toolbar hooks ------------------------------------------------------------------------
     def explanation(self) -> str:
         """Short rich text: what the current collective does and how the ring runs it."""
         c = self.collective()
         sc = self._scenario
+        link = self._link
         n = sc.n_ranks
         steps = len(self._frames) - 1
+        if sc.schedule == "conceptual" or c in (Collective.SCATTER, Collective.ALL_TO_ALL):
+            c_time = None  # one step: the whole operation's time
+        else:
+            c_time = c
         lines = [
             f"<h3>{c.label}</h3>",
             f"<p>{_DEFINITIONS[c]}</p>",
@@ -536,12 +794,20 @@ class CollectivePanel(PanelBase):
             f"{_bytes(self._chunk_bytes())}; the {sc.schedule} schedule takes {steps} "
             f"step{'s' if steps != 1 else ''}. Bus factor {float(comms.bus_factor(c, n)):.4g} "
             "(nccl-tests' busbw = algbw &times; factor).</p>",
+            f"<p><b>Time</b> (alpha-beta model, link B = {units.format_quantity(link.link_bw, 'B/s')}, "
+            f"latency α = {units.format_quantity(link.alpha, 's')} per step): {_TIMES[c_time]} "
+            f"The steps add up to {units.format_quantity(self.total_time(), 's')}, the All-reduce "
+            "calculator's ring time for the same collective, size, ranks and link. The strip under the "
+            "title shows every step as long as its time.</p>",
             "<p><b>Reading the picture</b>: each column is a rank's buffer, one cell per chunk, coloured "
             "by chunk index. A pale cell with a bar is a partial sum (Σk/n: k of n ranks added so far), "
             "a saturated cell a complete sum; hatched cells are empty. Arrows are this step's "
             'transfers: a "+" arrow adds into the receiver, a plain arrow copies. In a reduction the '
-            "sender's cell empties: its contribution now lives in the sum.</p>",
-            "<p>Keys: Left / Right step, Space plays or pauses, Home / End jump.</p>",
+            "sender's cell empties: its contribution now lives in the sum. With many ranks the cells "
+            "say less (Σk/n, then k alone) and at last only their colour; hover a cell to read what "
+            "it holds.</p>",
+            "<p>Keys: Left / Right step, Space plays or pauses, Home / End jump. Export → Animation "
+            "writes every step as a GIF, an APNG or numbered PNGs.</p>",
         ]
         return "\n".join(lines)
 
@@ -572,13 +838,63 @@ class CollectivePanel(PanelBase):
         return self.view
 
     def csv_columns(self):
-        frames = self._frames
+        frames, times = self._frames, self._times
+        elapsed = [collectives.total_time(times[: k + 1]) for k in range(len(times))]
         return [
             (quantity_header("step", ""), [f.step for f in frames]),
             ("title", [f.title for f in frames]),
             (quantity_header("transfers", ""), [len(f.transfers) for f in frames]),
             (quantity_header("bytes per link", "B"), [f.bytes_per_link for f in frames]),
+            (quantity_header("latency", "s"), [t.latency_s for t in times]),
+            (quantity_header("transfer time", "s"), [t.transfer_s for t in times]),
+            (quantity_header("step time", "s"), [t.seconds for t in times]),
+            (quantity_header("elapsed", "s"), elapsed),
         ]
+
+    def animation_defaults(self) -> AnimationOptions:
+        """What the animation export dialog starts from: GIF, 1280 px, the playback speed, a
+        caption saying what is animated and what it costs."""
+        return AnimationOptions(fmt="gif", width_px=1280, caption=self.animation_caption(),
+                                step_ms=int(self._timer.interval()))
+
+    def animation_caption(self) -> Caption:
+        """A slide caption: what is animated as the title; the message, ranks, link and the
+        model's time as the assumptions."""
+        sc = self._scenario
+        link = self._link
+        steps = len(self._frames) - 1
+        title = f"{self.collective().label} on {sc.n_ranks} ranks, {sc.schedule} schedule"
+        assumptions = " · ".join([
+            default_assumptions(sc),
+            f"{units.format_quantity(link.link_bw, 'B/s')} per link",
+            f"α {units.format_quantity(link.alpha, 's')}",
+            f"{units.format_quantity(self.total_time(), 's')} in {steps} step{'s' if steps != 1 else ''}"
+            " (alpha-beta model)",
+        ])
+        return Caption(title, assumptions)
+
+    def export_animation(self, path, fmt: str = "gif", *, width_px: int = 1280,
+                         caption: Caption | None = None, step_ms: int | None = None,
+                         background: str = "white", progress=None):
+        """Write the animation without a dialog: ``fmt`` "gif", "apng" or "png_sequence",
+        frames ``width_px`` wide under ``caption`` (None: :meth:`animation_caption`; an
+        empty ``Caption()`` for none). Returns the files written (see
+        :func:`ui.animation_export.export_animation`)."""
+        self.pause()
+        options = replace(self.animation_defaults(), fmt=fmt, width_px=width_px, background=background,
+                          caption=self.animation_caption() if caption is None else caption)
+        if step_ms is not None:
+            options = replace(options, step_ms=step_ms)
+        return animation_export.export_animation(self, path, options, progress=progress)
+
+    def export_animation_interactive(self):
+        """Export menu: ask for format, width and caption, then for the file."""
+        self.pause()
+        written = animation_export.export_animation_interactive(self, self.animation_defaults())
+        if written:
+            where = written[0] if len(written) == 1 else f"{len(written)} files from {written[0].name}"
+            self._note(f"Exported the animation: {where}")
+        return written
 
     def export_to(self, fmt: str, path, *, width_px: int = 1920, background="white"):
         with self.view.export_style(background if fmt in ("png", "svg") else "transparent"):

@@ -17,10 +17,16 @@ Two layouts:
   :data:`MAX_ARROWS` links the arrows are left out (a hairball teaches nothing) and the
   subtitle says how many links there are.
 
-The scene is laid out in viewport pixels and rebuilt on resize, so fonts keep a readable
-size whatever the rank count; cells shrink instead, and labels drop detail gracefully
-(cell text goes first, then rank labels thin out). The drawing holds no formula: it shows
-the :class:`workbench.collectives.Frame` it is given.
+Under the header a time strip shows every step as a segment as long as its alpha-beta
+time (the step on screen highlighted), beside this step's time and the time so far.
+
+The scene is laid out in viewport pixels and rebuilt on resize. No text is drawn smaller
+than :data:`MIN_FONT_PX` (times the presentation scale): as the rank count grows the cells
+shrink and their labels get shorter ("c3 / Σ4/16", then "Σ4/16", then "4"), and when not
+even that fits the cells are colour only, the legend says how to read them and hovering a
+cell tells what it holds. Slot and rank labels thin out instead of shrinking. The drawing
+holds no formula: it shows the :class:`workbench.collectives.Frame` and step times it is
+given.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -54,12 +60,19 @@ from PySide6.QtWidgets import (
 )
 
 from ui import theme as th
-from workbench.collectives import Collective, Frame, Transfer
+from workbench import units
+from workbench.collectives import Collective, Frame, StepTime, Transfer, total_time
 
 #: Above this many links in one step, arrows are not drawn (the subtitle says so).
 MAX_ARROWS = 160
 #: The item data key marking what an item shows ("arrow", "cells", "title", ...).
 ROLE = 0
+#: The smallest text of the drawing in pixels (times the presentation scale). A label that
+#: would need less is shortened or left out, never drawn smaller.
+MIN_FONT_PX = 10.0
+#: How much a cell says, most first: "full" (chunk over sum or source, two lines), "short"
+#: ("Σ3/16" or "c3"), "tiny" ("3"), "none" (colour only).
+CELL_LABEL_MODES = ("full", "short", "tiny", "none")
 
 
 def _blend(a: QColor, b: QColor, t: float) -> QColor:
@@ -84,6 +97,42 @@ def _font(px: float, bold: bool = False) -> QFont:
     return font
 
 
+def _seconds(value: float) -> str:
+    return units.format_quantity(value, "s")
+
+
+def cell_texts(content, slot: int, n: int, reduces: bool, mode: str) -> tuple[str, ...]:
+    """The lines a cell shows in label ``mode`` (see :data:`CELL_LABEL_MODES`)."""
+    if content is None or mode == "none":
+        return ()
+    chunk = min(ci for _, ci in content)
+    k = len(content)
+    if reduces:
+        full = (f"c{chunk}", f"Σ{k}/{n}")
+        short, tiny = f"Σ{k}/{n}", f"{k}"
+    else:
+        sources = sorted({src for src, _ in content})
+        full = (f"c{chunk}", f"r{sources[0]}" if len(sources) == 1 else f"{len(sources)} ranks")
+        short, tiny = f"c{chunk}", f"{chunk}"
+    return {"full": full, "short": (short,), "tiny": (tiny,)}[mode]
+
+
+def describe_cell(content, rank: int, slot: int, n: int, reduces: bool) -> str:
+    """A sentence for a cell's tooltip: what rank ``rank`` holds in ``slot``."""
+    where = f"rank {rank}, slot {slot}"
+    if content is None:
+        return f"{where}: empty"
+    chunks = sorted({ci for _, ci in content})
+    sources = sorted({src for src, _ in content})
+    what = f"chunk {chunks[0]}" if len(chunks) == 1 else f"chunks {', '.join(map(str, chunks))}"
+    if len(sources) == 1:
+        return f"{where}: {what} of rank {sources[0]}"
+    if reduces and len(sources) == n:
+        return f"{where}: {what} summed over all {n} ranks"
+    listed = ", ".join(map(str, sources[:8])) + (", …" if len(sources) > 8 else "")
+    return f"{where}: {what} summed over {len(sources)} of {n} ranks ({listed})"
+
+
 @dataclass(frozen=True)
 class Link:
     """One arrow of the arc layout: ``count`` chunks from ``src`` to ``dst``."""
@@ -102,6 +151,31 @@ class GridItem(QGraphicsItem):
         self._view = view
         self._rect = rect
         self.setData(ROLE, "cells")
+        self.setAcceptHoverEvents(True)
+
+    def cell_at(self, pos: QPointF) -> tuple[int, int] | None:
+        """(rank, slot) of the cell under ``pos`` (item coordinates), or None."""
+        geo = self._view._geo
+        if geo is None:
+            return None
+        for r, x in enumerate(geo.col_x):
+            if x <= pos.x() <= x + geo.cell_w:
+                for j, y in enumerate(geo.row_y):
+                    if y <= pos.y() <= y + geo.cell_h:
+                        return r, j
+                return None
+        return None
+
+    def hoverMoveEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        # one item draws every cell, so its tooltip follows the pointer
+        cell = self.cell_at(event.pos())
+        v = self._view
+        if cell is None or v._frame is None:
+            self.setToolTip("")
+        else:
+            r, j = cell
+            self.setToolTip(describe_cell(v._frame.buffers[r][j], r, j, v._n, v._reduces))
+        super().hoverMoveEvent(event)
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
         return self._rect.adjusted(-4, -4, 4, 4)
@@ -120,9 +194,10 @@ class GridItem(QGraphicsItem):
         empty_fill = _blend(muted, bg, 0.08)
         received = v._received
         cw, ch = geo.cell_w, geo.cell_h
-        bar_h = max(2.0, ch * 0.2)
+        bar_h = geo.bar_h
+        mode = geo.cell_mode
         font = _font(geo.cell_font_px, bold=True)
-        small = _font(geo.cell_font_px * 0.85)
+        small = _font(geo.cell_font_px * (0.85 if mode == "full" else 1.0), bold=mode == "tiny")
         painter.setPen(Qt.PenStyle.NoPen)
         outline = QPen(_blend(muted, bg, 0.5), max(1.0, geo.scale))
         outline.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
@@ -150,18 +225,14 @@ class GridItem(QGraphicsItem):
                 painter.fillRect(rect, fill)
                 if not complete:
                     painter.fillRect(QRectF(x, y + ch - bar_h, cw * k / n, bar_h), color)
-                if geo.cell_text_lines:
+                if mode != "none":
                     painter.setPen(_text_on(fill))
                     self._cell_text(
                         painter,
                         rect,
-                        content,
-                        chunk,
-                        k,
-                        n,
+                        cell_texts(content, j, n, v._reduces, mode),
                         font,
                         small,
-                        geo.cell_text_lines,
                         bar_h if not complete else 0.0,
                     )
                     painter.setPen(Qt.PenStyle.NoPen)
@@ -180,37 +251,68 @@ class GridItem(QGraphicsItem):
         self,
         painter: QPainter,
         rect: QRectF,
-        content,
-        chunk: int,
-        k: int,
-        n: int,
+        lines: tuple[str, ...],
         font: QFont,
         small: QFont,
-        lines: int,
         bar_h: float,
     ) -> None:
-        reduces = self._view._reduces
-        first = f"c{chunk}"
-        if reduces:
-            second = f"Σ{k}/{n}"
-        else:
-            sources = sorted({s for s, _ in content})
-            second = f"r{sources[0]}" if len(sources) == 1 else f"{len(sources)} ranks"
         flags = Qt.AlignmentFlag.AlignCenter
         text_rect = rect.adjusted(2, 1, -2, -max(1.0, bar_h))
-        if lines >= 2:
+        if len(lines) >= 2:
             top, bottom = QRectF(text_rect), QRectF(text_rect)
             top.setBottom(text_rect.center().y() + 1)
             bottom.setTop(text_rect.center().y() - 1)
             painter.setFont(font)
-            painter.drawText(top, int(flags | Qt.AlignmentFlag.AlignBottom), first)
+            painter.drawText(top, int(flags | Qt.AlignmentFlag.AlignBottom), lines[0])
             painter.setFont(small)
             painter.drawText(
-                bottom, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), second
+                bottom, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), lines[1]
             )
-        else:
+        elif lines:
             painter.setFont(small)
-            painter.drawText(text_rect, int(flags), second if reduces else first)
+            painter.drawText(text_rect, int(flags), lines[0])
+
+
+class TimeStripItem(QGraphicsItem):
+    """The steps as segments as long as their times, the one on screen highlighted: done
+    steps in ink, the current one in the operating-point colour, the rest pale."""
+
+    def __init__(self, rect: QRectF, seconds: Sequence[float], current: int, theme: th.Theme):
+        super().__init__()
+        self._rect = rect
+        self._seconds = list(seconds)
+        self._current = current
+        self._theme = theme
+        self.setData(ROLE, "timeline")
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
+        return self._rect.adjusted(-2, -2, 2, 2)
+
+    def segments(self) -> list[QRectF]:
+        """One rectangle per step (step 1 first), widths in proportion to the step times."""
+        total = math.fsum(self._seconds)
+        rect = self._rect
+        out, x = [], rect.left()
+        for t in self._seconds:
+            w = rect.width() * (t / total) if total > 0 else rect.width() / max(1, len(self._seconds))
+            out.append(QRectF(x, rect.top(), w, rect.height()))
+            x += w
+        return out
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002
+        theme = self._theme
+        ink, muted, bg = QColor(theme.ink), QColor(theme.muted), QColor(theme.background)
+        done, todo = _blend(ink, bg, 0.55), _blend(muted, bg, 0.22)
+        now = th.semantic_color("operating_point", theme)
+        painter.setPen(Qt.PenStyle.NoPen)
+        segments = self.segments()
+        gap = 1.0 if segments and min(r.width() for r in segments) >= 4 else 0.0
+        for step, seg in enumerate(segments, start=1):
+            color = now if step == self._current else done if step < self._current else todo
+            painter.fillRect(seg.adjusted(0, 0, -gap, 0), color)
+        painter.setPen(QPen(_blend(muted, bg, 0.6), 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(self._rect)
 
 
 class ArrowItem(QGraphicsPathItem):
@@ -300,9 +402,26 @@ class _Geometry:
     cell_w: float
     cell_h: float
     cell_font_px: float
-    cell_text_lines: int
+    cell_mode: str  # one of CELL_LABEL_MODES
     cell_outline: bool
     received_pen: float
+    bar_h: float
+
+
+@dataclass
+class _Layout:
+    geo: _Geometry
+    x0: float
+    grid_top: float
+    grid_w: float
+    grid_h: float
+    gap: float
+    gap_ratio: float
+    side_ratio: float
+    rank_label_h: float
+    arc_h: float
+    wrap_h: float
+    draw_arcs: bool
 
 
 class CollectiveView(QGraphicsView):
@@ -335,6 +454,9 @@ class CollectiveView(QGraphicsView):
         self._neighbour = True
         self._geo: _Geometry | None = None
         self._comparison = ""
+        self._times: list[StepTime] = []
+        self._aligned = True
+        self._legend_texts: list[str] = []
         th.register(self)
 
     # -- what to show ----------------------------------------------------------------------
@@ -347,11 +469,15 @@ class CollectiveView(QGraphicsView):
         root: int | None = None,
         context: str = "",
         chunk_text: str = "",
+        times: Sequence[StepTime] = (),
     ) -> None:
         """Draw ``frame`` (a step of ``collective`` on ``n`` ranks). ``root`` marks the root
         column (None: no root); ``context`` is the small line above the title; ``chunk_text``
-        the size of one chunk, for the subtitle."""
+        the size of one chunk, for the subtitle; ``times`` the model time of every frame of
+        the schedule (``times[k]`` for frame k, as ``workbench.collectives.step_times`` gives
+        them), for the timing line and the time strip (none: neither is drawn)."""
         self._frame = frame
+        self._times = list(times)
         self._collective = collective
         self._n = n
         self._root = root
@@ -360,6 +486,13 @@ class CollectiveView(QGraphicsView):
         self._reduces = collective.reduces
         transfers: tuple[Transfer, ...] = frame.transfers
         self._received = sorted({(t.dst, t.target_chunk) for t in transfers})
+        # every slot j holding chunk j (all but all-to-all): the slot label names the chunk
+        # (a cell's contributions all share one chunk index, so one of them tells)
+        self._aligned = all(
+            content is None or next(iter(content))[1] == j
+            for row in frame.buffers
+            for j, content in enumerate(row)
+        )
         self._neighbour = all(
             t.dst == (t.src + 1) % n and t.target_chunk == t.chunk for t in transfers
         )
@@ -391,6 +524,44 @@ class CollectiveView(QGraphicsView):
         """True when the step has too many links to draw arrows for."""
         return not self._neighbour and len(self._links) > MAX_ARROWS
 
+    def cell_label_mode(self) -> str:
+        """How much the cells say at the current size (one of :data:`CELL_LABEL_MODES`)."""
+        return self._geo.cell_mode if self._geo is not None else "none"
+
+    def cell_font_px(self) -> float:
+        """Pixel size of the cell labels (0 when the cells are colour only)."""
+        geo = self._geo
+        return 0.0 if geo is None or geo.cell_mode == "none" else float(round(geo.cell_font_px))
+
+    def min_font_px(self) -> float:
+        """The smallest text this drawing allows itself, in pixels."""
+        return MIN_FONT_PX * th.scale_factor(self._presentation)
+
+    def text_items(self, role: str | None = None) -> list[QGraphicsSimpleTextItem]:
+        """The text items of the scene (of one ``role``: "rank", "slot", "legend", "timing" ...)."""
+        return [
+            item
+            for item in self._scene.items()
+            if isinstance(item, QGraphicsSimpleTextItem) and (role is None or item.data(ROLE) == role)
+        ]
+
+    def legend_texts(self) -> list[str]:
+        """The legend's entries as drawn (empty when there is no room for a legend)."""
+        return list(self._legend_texts)
+
+    def cell_rect(self, rank: int, slot: int) -> QRectF:
+        """Where the cell of ``rank``'s ``slot`` is drawn (scene coordinates)."""
+        geo = self._geo
+        if geo is None:
+            return QRectF()
+        return QRectF(geo.col_x[rank], geo.row_y[slot], geo.cell_w, geo.cell_h)
+
+    def grid_item(self) -> GridItem | None:
+        return next((i for i in self._scene.items() if isinstance(i, GridItem)), None)
+
+    def time_strip(self) -> TimeStripItem | None:
+        return next((i for i in self._scene.items() if isinstance(i, TimeStripItem)), None)
+
     def set_comparison_note(self, text: str) -> None:
         self._comparison = text
         self._rebuild()
@@ -399,6 +570,10 @@ class CollectiveView(QGraphicsView):
     def apply_theme(self, theme: th.Theme) -> None:
         self._theme = theme
         self._rebuild()
+
+    def presentation(self) -> bool:
+        """Whether the drawing uses presentation sizes."""
+        return self._presentation
 
     def set_presentation(self, enabled: bool) -> None:
         self._presentation = bool(enabled)
@@ -468,6 +643,7 @@ class CollectiveView(QGraphicsView):
         scene = self._scene
         scene.clear()
         self._geo = None
+        self._legend_texts = []
         theme = self._theme
         bg = QColor(theme.background)
         scene.setBackgroundBrush(bg)
@@ -480,7 +656,7 @@ class CollectiveView(QGraphicsView):
         ink, muted = QColor(theme.ink), QColor(theme.muted)
         n = self._n
         margin = 14 * s
-        # -- header: context, title, subtitle ------------------------------------------------
+        # -- header: context, title, subtitle, timing ---------------------------------------
         info_font = _font(14 * s)
         title_font = _font(22 * s, bold=True)
         label_font = _font(13.5 * s)
@@ -504,70 +680,28 @@ class CollectiveView(QGraphicsView):
                 .boundingRect()
                 .height()
             )
+        if len(self._times) > 1:
+            y += self._timing(frame, y, margin, vw - 2 * margin, info_font, s)
         top = y + 10 * s
 
-        # -- legend at the bottom -------------------------------------------------------------
-        legend_h = QFontMetricsF(label_font).height() + 10 * s if vh > 360 else 0.0
-        bottom = vh - margin * 0.6 - legend_h
-
-        # -- columns ----------------------------------------------------------------------
-        label_metrics = QFontMetricsF(label_font)
-        show_slots = n <= 16
-        slot_w = label_metrics.horizontalAdvance(f"slot {n - 1}") + 8 * s if show_slots else 0.0
-        avail_w = vw - 2 * margin - slot_w
-        neighbour = self._neighbour
-        draw_arcs = not neighbour and 0 < len(self._links) <= MAX_ARROWS
-        gap_ratio = 0.62 if neighbour else 0.28
-        side_ratio = 0.45 if neighbour else 0.05
-        cell_w = avail_w / (n + gap_ratio * (n - 1) + 2 * side_ratio)
-        cell_w = min(cell_w, 170 * s)
-        gap = cell_w * gap_ratio
-        grid_w = n * cell_w + (n - 1) * gap
-        x0 = margin + slot_w + (avail_w - grid_w) / 2
-
-        # -- rows ---------------------------------------------------------------------------
-        rank_label_h = label_metrics.height() + 6 * s
-        arc_h = min(0.17 * vh, 110 * s) if draw_arcs else 0.0
-        wrap_h = max(10.0, 0.9 * cell_w * 0.5) if neighbour and frame.transfers else 0.0
-        wrap_h = min(wrap_h, 40 * s)
-        grid_top = top + arc_h + rank_label_h
-        avail_h = bottom - grid_top - arc_h - wrap_h
-        pitch = max(2.0, avail_h / n)
-        cell_h = min(pitch * 0.86, 92 * s, max(cell_w * 0.62, 4.0))
-        row_gap = (
-            max(1.0, min(pitch - cell_h, cell_h * 0.18)) if n <= 24 else max(0.6, pitch - cell_h)
-        )
-        pitch = cell_h + row_gap
-        grid_h = n * pitch - row_gap
-        # spare height goes half above, half below: the drawing sits in the middle
-        spare = max(0.0, avail_h - grid_h)
-        grid_top += spare / 2
-        col_x = [x0 + r * (cell_w + gap) for r in range(n)]
-        row_y = [grid_top + j * pitch for j in range(n)]
-
-        # level of detail: how much text fits in a cell
-        cell_font_px = min(22 * s, cell_h * 0.34, cell_w * 0.2)
-        probe = QFontMetricsF(_font(cell_font_px * 0.85))
-        wide_text = f"Σ{n}/{n}" if self._reduces else f"r{n - 1}"
-        lines = 0
-        if cell_font_px >= 9 and probe.horizontalAdvance(wide_text) <= cell_w - 4:
-            lines = (
-                2
-                if cell_font_px >= 11
-                and cell_h >= 2.3 * cell_font_px + (cell_h * 0.1 if self._reduces else 0)
-                else 1
-            )
-        self._geo = _Geometry(
-            scale=s,
-            col_x=col_x,
-            row_y=row_y,
-            cell_w=cell_w,
-            cell_h=cell_h,
-            cell_font_px=cell_font_px,
-            cell_text_lines=lines,
-            cell_outline=cell_h >= 10,
-            received_pen=max(1.0, min(3.0 * s, cell_h * 0.08)),
-        )
+        # -- the grid, then the legend under it (wrapped to the width: its height is known
+        # only once the cells' labels are, which depend on the room the legend leaves) ------
+        line_h = QFontMetricsF(label_font).height() + 4 * s
+        show_legend = vh > 300
+        lines = 1
+        for _ in range(3):
+            legend_h = lines * line_h + 6 * s if show_legend else 0.0
+            lay = self._layout(top, vh - margin * 0.6 - legend_h, vw, margin, label_font, s)
+            rows = self._legend_rows(lay.geo.cell_mode, label_font, vw - 2 * margin, s)
+            if not show_legend or len(rows) <= lines:
+                break
+            lines = len(rows)
+        geo = lay.geo
+        self._geo = geo
+        col_x, row_y = geo.col_x, geo.row_y
+        cell_w, cell_h = geo.cell_w, geo.cell_h
+        grid_top, grid_h, grid_w, x0 = lay.grid_top, lay.grid_h, lay.grid_w, lay.x0
+        gap, rank_label_h, label_metrics = lay.gap, lay.rank_label_h, QFontMetricsF(label_font)
 
         # root column frame
         if self._root is not None:
@@ -614,25 +748,29 @@ class CollectiveView(QGraphicsView):
             self._text(
                 text, font, color, col_x[r] + cell_w / 2, grid_top - rank_label_h, "rank", "center"
             )
-        if show_slots:
-            for j in range(n):
-                if cell_h < label_metrics.height() * 0.8 and j % 2:
-                    continue
-                yy = row_y[j] + cell_h / 2 - label_metrics.height() / 2
-                self._text(
-                    f"slot {j}",
-                    label_font,
-                    muted,
-                    x0 - 8 * s - (side_ratio * cell_w),
-                    yy,
-                    "slot",
-                    "right",
-                )
+        # slot labels: every one, or every 2nd, 4th ... when the rows are lower than the text
+        pitch = row_y[1] - row_y[0] if n > 1 else cell_h
+        slot_every = next(
+            (k for k in (1, 2, 4, 8, 16) if pitch * k >= label_metrics.height() * 0.95), 32
+        )
+        for j in range(0, n, slot_every):
+            yy = row_y[j] + cell_h / 2 - label_metrics.height() / 2
+            self._text(
+                f"slot {j}",
+                label_font,
+                muted,
+                x0 - 8 * s - (lay.side_ratio * cell_w),
+                yy,
+                "slot",
+                "right",
+            )
 
         grid = GridItem(self, QRectF(x0, grid_top, grid_w, grid_h))
         scene.addItem(grid)
 
         # -- arrows ---------------------------------------------------------------------------
+        neighbour = self._neighbour
+        arc_h, wrap_h, side_ratio, gap_ratio = lay.arc_h, lay.wrap_h, lay.side_ratio, lay.gap_ratio
         arrow_color = QColor(ink)
         width = max(1.2, min(3.2 * s, cell_h * 0.09, gap * 0.08 if neighbour else 99))
         badge = (
@@ -669,7 +807,7 @@ class CollectiveView(QGraphicsView):
                         tip=f"rank {t.src} → rank {t.dst}: {kind} {t.chunk}",
                     )
                 )
-        elif draw_arcs:
+        elif lay.draw_arcs:
             alpha = 235 if len(self._links) <= 24 else 150
             arrow_color.setAlpha(alpha)
             badge = badge if len(self._links) <= 64 else 0.0
@@ -710,8 +848,129 @@ class CollectiveView(QGraphicsView):
                     )
                 )
 
-        if legend_h:
-            self._legend(vh - margin * 0.6 - legend_h + 6 * s, margin, label_font, s)
+        if show_legend:
+            y0 = vh - margin * 0.6 - len(rows) * line_h
+            for i, row in enumerate(rows):
+                self._legend_row(row, y0 + i * line_h, margin, label_font, s)
+
+    def _layout(
+        self, top: float, bottom: float, vw: float, margin: float, label_font: QFont, s: float
+    ) -> _Layout:
+        """Where the columns and rows go between ``top`` and ``bottom``, and how much the
+        cells can say at that size."""
+        n = self._n
+        frame = self._frame
+        label_metrics = QFontMetricsF(label_font)
+        slot_w = label_metrics.horizontalAdvance(f"slot {n - 1}") + 8 * s
+        avail_w = vw - 2 * margin - slot_w
+        neighbour = self._neighbour
+        draw_arcs = not neighbour and 0 < len(self._links) <= MAX_ARROWS
+        # the gap holds the arrows of a ring step; past 8 ranks the cells need the width more
+        gap_ratio = (0.62 if n <= 8 else 0.45) if neighbour else 0.28
+        side_ratio = 0.45 if neighbour else 0.05
+        cell_w = avail_w / (n + gap_ratio * (n - 1) + 2 * side_ratio)
+        cell_w = min(cell_w, 170 * s)
+        gap = cell_w * gap_ratio
+        grid_w = n * cell_w + (n - 1) * gap
+        x0 = margin + slot_w + (avail_w - grid_w) / 2
+
+        rank_label_h = label_metrics.height() + 6 * s
+        vh = self._scene.sceneRect().height()
+        wrap_h = max(10.0, 0.9 * cell_w * 0.5) if neighbour and frame.transfers else 0.0
+        wrap_h = min(wrap_h, 40 * s)
+        arc_h = 0.0
+        if draw_arcs:
+            # arcs above and below, but never at the cost of rows too low for a label
+            readable_rows = n * (MIN_FONT_PX * s + 6)
+            spare = bottom - top - rank_label_h - wrap_h - readable_rows
+            arc_h = max(24 * s, min(0.17 * vh, 110 * s, spare / 2))
+        grid_top = top + arc_h + rank_label_h
+        avail_h = bottom - grid_top - arc_h - wrap_h
+        pitch = max(2.0, avail_h / n)
+        cell_h = min(pitch * 0.86, 92 * s, max(cell_w * 0.62, 4.0))
+        row_gap = (
+            max(1.0, min(pitch - cell_h, cell_h * 0.18)) if n <= 24 else max(0.6, pitch - cell_h)
+        )
+        pitch = cell_h + row_gap
+        grid_h = n * pitch - row_gap
+        # spare height goes half above, half below: the drawing sits in the middle
+        grid_top += max(0.0, avail_h - grid_h) / 2
+        bar_h = max(2.0, cell_h * 0.2)
+        mode, font_px = self._cell_labels(cell_w, cell_h, bar_h, s)
+        geo = _Geometry(
+            scale=s,
+            col_x=[x0 + r * (cell_w + gap) for r in range(n)],
+            row_y=[grid_top + j * pitch for j in range(n)],
+            cell_w=cell_w,
+            cell_h=cell_h,
+            cell_font_px=font_px,
+            cell_mode=mode,
+            cell_outline=cell_h >= 10,
+            received_pen=max(1.0, min(3.0 * s, cell_h * 0.08)),
+            bar_h=bar_h,
+        )
+        return _Layout(geo, x0, grid_top, grid_w, grid_h, gap, gap_ratio, side_ratio,
+                       rank_label_h, arc_h, wrap_h, draw_arcs)
+
+    def _cell_labels(self, cell_w: float, cell_h: float, bar_h: float, s: float) -> tuple[str, float]:
+        """The most detailed label mode whose widest text fits a cell at :data:`MIN_FONT_PX`
+        or more, with its font size; ("none", 0) when not even a number fits.
+
+        Heights count the glyphs, not the font's line box: digits and "Σ" stand about 0.8 em
+        tall, two centred lines (the second at 0.85 of the size) about 2 em."""
+        n = self._n
+        min_px, max_px = MIN_FONT_PX * s, 22 * s
+        room_w = cell_w - 4
+        room_h = cell_h - 1 - (bar_h if self._reduces else 0.0)
+        if self._reduces:
+            widest = {"full": (f"c{n - 1}", f"Σ{n}/{n}"), "short": (f"Σ{n}/{n}",), "tiny": (f"{n}",)}
+        else:
+            widest = {"full": (f"c{n - 1}", f"r{n - 1}"), "short": (f"c{n - 1}",), "tiny": (f"{n - 1}",)}
+        ref = 100.0
+        bold = QFontMetricsF(_font(ref, bold=True))
+        plain = QFontMetricsF(_font(ref))
+        for mode in ("full", "short", "tiny"):
+            lines = widest[mode]
+            if mode == "full":
+                px = min(max_px, room_h / 2.0, ref * room_w / bold.horizontalAdvance(lines[0]),
+                         ref * room_w / (0.85 * plain.horizontalAdvance(lines[1])))
+                smallest = 0.85 * math.floor(px)  # the second line must itself stay readable
+            else:
+                metrics = bold if mode == "tiny" else plain
+                px = min(max_px, room_h / 0.85, ref * room_w / metrics.horizontalAdvance(lines[0]))
+                smallest = math.floor(px)
+            if smallest >= min_px:
+                return mode, float(math.floor(px))
+        return "none", 0.0
+
+    def _timing(self, frame: Frame, y: float, x: float, width: float, font: QFont, s: float) -> float:
+        """This step's time and the time so far, over a strip of every step; the height used."""
+        times = self._times
+        step = min(frame.step, len(times) - 1)
+        total = total_time(times)
+        if step == 0:
+            count = len(times) - 1
+            text = (
+                f"The whole {self._collective.label.lower()} takes {_seconds(total)} in {count} "
+                f"step{'s' if count != 1 else ''} (alpha-beta model); step 0 is the start"
+            )
+        else:
+            t = times[step]
+            if t.latency_s > 0 and t.transfer_s > 0:
+                detail = f" = {_seconds(t.latency_s)} latency + {_seconds(t.transfer_s)} transfer"
+            elif t.latency_s > 0:
+                detail = " (latency only: the pipeline is filling)"
+            else:
+                detail = " (transfer only: the pipeline streams)"
+            elapsed = total_time(times[: step + 1])
+            text = f"This step {_seconds(t.seconds)}{detail} · {_seconds(elapsed)} of {_seconds(total)} so far"
+        item = self._text(text, font, QColor(self._theme.ink), x, y, "timing")
+        used = item.boundingRect().height() + 3 * s
+        strip_h = max(6.0, 8 * s)
+        strip = TimeStripItem(QRectF(x, y + used, width, strip_h), [t.seconds for t in times[1:]],
+                              step, self._theme)
+        self._scene.addItem(strip)
+        return used + strip_h + 2 * s
 
     def _subtitle(self, frame: Frame) -> str:
         from workbench import units
@@ -731,7 +990,8 @@ class CollectiveView(QGraphicsView):
             text += " · too many links to draw arrows"
         return text
 
-    def _legend_entries(self, short: bool) -> list[tuple[str, str]]:
+    def _legend_entries(self, mode: str, short: bool) -> list[tuple[str, str]]:
+        n = self._n
         entries = [("empty", "empty slot")]
         if self._reduces:
             entries += [
@@ -743,33 +1003,50 @@ class CollectiveView(QGraphicsView):
         else:
             entries += [("full", "colour = chunk index"), ("copy", "copies")]
         entries.append(("received", "received" if short else "received this step"))
+        if mode == "tiny":
+            entries.append(("note", f"number: ranks added, of {n}" if self._reduces else "number: chunk index"))
+        if mode in ("tiny", "none") and n > len(self._theme.series):
+            entries.append(
+                ("note", "colour: chunk j, in slot j" if self._aligned
+                 else f"colours repeat every {len(self._theme.series)} chunks")
+            )
         return entries
 
-    def _legend_width(self, entries: list[tuple[str, str]], font: QFont, s: float) -> float:
-        metrics = QFontMetricsF(font)
+    def _entry_width(self, kind: str, text: str, metrics: QFontMetricsF, s: float) -> float:
         box = metrics.height() * 0.9
-        width = 0.0
-        for kind, text in entries:
-            width += box * 1.5 + 6 * s + (box if kind in ("reduce", "copy") else 0.0)
-            width += metrics.horizontalAdvance(text) + 18 * s
-        return width
+        swatch = 0.0 if kind == "note" else box * 1.5 + 6 * s + (box if kind in ("reduce", "copy") else 0.0)
+        return swatch + metrics.horizontalAdvance(text) + 18 * s
 
-    def _legend(self, y: float, x: float, font: QFont, s: float) -> None:
+    def _legend_rows(self, mode: str, font: QFont, room: float, s: float) -> list[list[tuple[str, str]]]:
+        """The legend's entries in lines that fit ``room``: on one line if the long words fit,
+        else the short ones, wrapped onto as many lines as they need."""
+        metrics = QFontMetricsF(font)
+        for short in (False, True):
+            entries = self._legend_entries(mode, short)
+            widths = [self._entry_width(k, t, metrics, s) for k, t in entries]
+            if sum(widths) <= room or short:
+                break
+        rows: list[list[tuple[str, str]]] = [[]]
+        used = 0.0
+        for entry, w in zip(entries, widths, strict=True):
+            if rows[-1] and used + w > room:
+                rows.append([])
+                used = 0.0
+            rows[-1].append(entry)
+            used += w
+        return rows
+
+    def _legend_row(self, entries: list[tuple[str, str]], y: float, x: float, font: QFont, s: float) -> None:
         theme = self._theme
         ink, muted, bg = QColor(theme.ink), QColor(theme.muted), QColor(theme.background)
-        # one line that fits the width: shorter words first, then a smaller font
-        room = self._scene.sceneRect().width() - 2 * x
-        entries = self._legend_entries(short=False)
-        if self._legend_width(entries, font, s) > room:
-            entries = self._legend_entries(short=True)
-        while self._legend_width(entries, font, s) > room and font.pixelSize() > 9:
-            font = _font(font.pixelSize() - 1)
         metrics = QFontMetricsF(font)
         box = metrics.height() * 0.9
         color = th.series_color(0, theme)
 
         def swatch(kind: str) -> None:
             nonlocal x
+            if kind == "note":
+                return
             rect = QRectF(x, y + (metrics.height() - box) / 2, box * 1.5, box)
             if kind == "empty":
                 self._scene.addRect(
@@ -813,11 +1090,8 @@ class CollectiveView(QGraphicsView):
                 x += box
             x += box * 1.5 + 6 * s
 
-        def label(text: str) -> None:
-            nonlocal x
-            item = self._text(text, font, muted, x, y, "legend")
-            x += item.boundingRect().width() + 18 * s
-
         for kind, text in entries:
             swatch(kind)
-            label(text)
+            item = self._text(text, font, muted, x, y, "legend")
+            self._legend_texts.append(text)
+            x += item.boundingRect().width() + 18 * s
