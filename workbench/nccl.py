@@ -585,7 +585,7 @@ class _Line:
     text: str
     source: str = ""
     debug: bool = False  # an NCCL debug line
-    cut: bool = False  # a row head whose rest never came
+    cut: bool = False  # the piece of a row before NCCL output that cut it
     stamp: str | None = None  # a kubectl time stamp in front of it
     joined: bool = False  # put together from more than one piece
 
@@ -903,7 +903,7 @@ def parse_nccl_runs(text: str) -> tuple[NcclResult, ...]:
         found = None if _CONCLUDED.search(line) else (_BINARY.search(line) or _NOTE.search(line))
         header = _parse_header(tokens)
         version = _TESTS_VERSION.search(line)
-        if run.rows and (found or header is not None or _BANNER.match(body) or version):
+        if (run.rows or waiting) and (found or header is not None or _BANNER.match(body) or version):
             for held in list(waiting.values()):  # rows still open belong to the run that ends
                 _read_row(run, held, waiting, final=True)
             run = _Run(ln.number, latest_date)  # the previous run is complete: this line starts the next

@@ -166,6 +166,20 @@ def test_a_row_cut_by_nccl_output_that_never_goes_on_is_reported():
     assert result.skipped == (skipped.text,) and str(skipped).startswith("line 3: ")
 
 
+def test_a_row_left_open_when_the_next_run_begins_stays_with_its_own_run():
+    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    text_ = ("# Collective test starting: all_reduce_perf\n" + header
+             + "         128            32     float     sum      -1    20.00    0.01    0.01      0    20.00    0.01    0.01      0\n"
+             + "         512           128     float     sum      -1nodeA:1:2 [0] NCCL INFO Channel 00/0 : 0 1\n"
+             + "# Collective test starting: broadcast_perf\n" + header
+             + "         256            64     float    none       0    20.00    0.01    0.01      0    20.00    0.01    0.01      0\n"
+             + "    20.00    0.03    0.03      0    20.00    0.03    0.03      0\n")
+    first, second = parse_nccl_runs(text_)
+    assert (first.collective, [r.size for r in first.rows]) == ("all_reduce", [128])
+    assert [s.line for s in first.skipped_lines] == [4] and "cut" in first.skipped_lines[0].reason
+    assert (second.collective, [r.size for r in second.rows], second.skipped_lines) == ("broadcast", [256], ())
+
+
 # -- 2020-era conventions ----------------------------------------------------------------------
 def test_all_gather_before_mid_2020_keeps_every_row():
     result = read("allgather-2020.txt")
