@@ -125,33 +125,45 @@ def _ensure_laid_out(widget: QWidget) -> None:
                         layout.activate()
 
 
+def _widget_of(target) -> QWidget | None:
+    if isinstance(target, QWidget):
+        return target
+    if isinstance(target, QGraphicsScene) and target.views():
+        return target.views()[0]
+    return None
+
+
+def _paint_once(widget: QWidget) -> None:
+    """Paint ``widget`` into a scratch image and lay it out again: pyqtgraph axes widen to
+    their tick labels while they paint, so an export laid out before its first paint would
+    have tick labels over the axis titles (a window on screen repaints and recovers)."""
+    if widget.width() <= 0 or widget.height() <= 0:
+        return
+    scratch = QImage(widget.size(), QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QPainter(scratch)
+    try:
+        # QWidget's render (a QGraphicsView overrides it with the scene's)
+        QWidget.render(widget, painter, QPoint(0, 0), QRegion(), QWidget.RenderFlag.DrawChildren)
+    finally:
+        painter.end()
+
+
 def _settle(target) -> None:
-    """Lay out the window a widget sits in, if it was never shown.
+    """Lay out a widget that is not on screen, from its highest hidden ancestor.
 
     A panel built for a headless export is never shown: Qt then leaves every child at its
     default size (a chart 48 x 30 px) until the top-level layout runs. Activating the layouts
-    from the top gives each chart the size the panel would show it at. A window on screen is
-    laid out already and nothing changes."""
-    widget = target if isinstance(target, QWidget) else None
-    if widget is None and isinstance(target, QGraphicsScene) and target.views():
-        widget = target.views()[0]
-    if widget is None:
+    from the top gives each chart the size the panel would show it at. A widget on screen is
+    laid out and painted already and nothing changes."""
+    widget = _widget_of(target)
+    if widget is None or widget.isVisible():
         return
-    window = widget.window()
-    if window.isVisible():
-        return
-    _ensure_laid_out(window)
-    # pyqtgraph axes widen to their tick labels while they paint; paint once into a scratch
-    # image so the export is laid out with its final axis widths, as a repainted window is
-    if widget.width() > 0 and widget.height() > 0:
-        scratch = QImage(widget.size(), QImage.Format.Format_ARGB32_Premultiplied)
-        painter = QPainter(scratch)
-        try:
-            # QWidget's render (a QGraphicsView overrides it with the scene's)
-            QWidget.render(widget, painter, QPoint(0, 0), QRegion(), QWidget.RenderFlag.DrawChildren)
-        finally:
-            painter.end()
-        _ensure_laid_out(window)
+    root = widget
+    while root.parentWidget() is not None and not root.parentWidget().isVisible():
+        root = root.parentWidget()
+    _ensure_laid_out(root)
+    _paint_once(widget)
+    _ensure_laid_out(root)
 
 
 def _scaled(pen: QPen, factor: float) -> QPen:
@@ -297,24 +309,51 @@ def _paint(target, painter: QPainter, source: QRectF, size: tuple[float, float],
             scene.render(painter, QRectF(0, 0, *size), source, Qt.AspectRatioMode.IgnoreAspectRatio)
 
 
+#: The smallest logical size a chart is exported at. A chart squeezed on screen (a dock
+#: beside five others: 68 x 68 px) is laid out at this size for the export and put back,
+#: instead of coming out as its axis titles magnified.
+MIN_EXPORT_SIZE = QSize(400, 240)
+
+
+def _roomy_size(target: QWidget) -> QSize:
+    """``target``'s size, grown so each chart in it gets at least :data:`MIN_EXPORT_SIZE`
+    (widths and heights grown apart: a chart squeezed in height only keeps its width)."""
+    charts = [c for c in _charts_in(target) if c.isVisibleTo(target) or c is target] or [target]
+    grow_w = max(MIN_EXPORT_SIZE.width() / max(1, c.width()) for c in charts)
+    grow_h = max(MIN_EXPORT_SIZE.height() / max(1, c.height()) for c in charts)
+    size = target.size()
+    return QSize(math.ceil(size.width() * max(1.0, grow_w)), math.ceil(size.height() * max(1.0, grow_h)))
+
+
 @contextlib.contextmanager
-def _temporary_size(target, width_px: int, height_px: int | None) -> Iterator[None]:
-    """With an explicit height, resize a widget so its aspect ratio matches, then restore."""
-    if height_px is None or not isinstance(target, QWidget):
+def _temporary_size(target, width_px: int | None, height_px: int | None) -> Iterator[None]:
+    """For the export, give a widget room (see :func:`_roomy_size`) and, with an explicit
+    ``height_px``, the aspect ratio of ``width_px`` x ``height_px``; restore it after."""
+    if not isinstance(target, QWidget):
         yield
         return
     old = target.size()
-    factor = width_px / max(1, old.width())
-    new = QSize(old.width(), max(1, round(height_px / factor)))
-    target.resize(new)
-    if not target.isVisible():
-        QCoreApplication.sendEvent(target, QResizeEvent(new, old))
+    roomy = _roomy_size(target)
+    width = roomy.width()
+    height = max(1, round(height_px * width / width_px)) if height_px is not None and width_px else roomy.height()
+    new = QSize(width, height)
+    if new == old:
+        yield
+        return
+
+    def resize(size: QSize, before: QSize) -> None:
+        target.resize(size)
+        if not target.isVisible():
+            QCoreApplication.sendEvent(target, QResizeEvent(size, before))
+        _ensure_laid_out(target)
+
+    resize(new, old)
+    _paint_once(target)
+    _ensure_laid_out(target)
     try:
         yield
     finally:
-        target.resize(old)
-        if not target.isVisible():
-            QCoreApplication.sendEvent(target, QResizeEvent(old, new))
+        resize(old, new)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,8 +488,10 @@ def render_image(target, width_px: int = 1920, *, height_px: int | None = None, 
 def _reason(exc: BaseException) -> str:
     """What went wrong, in words a user acts on; a full disk says so."""
     err = getattr(exc, "errno", None)
-    if err in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        return "disk full (no space left on the device)" if err == errno.ENOSPC else "disk quota exceeded"
+    if err == errno.ENOSPC:
+        return "disk full (no space left on the device)"
+    if err == getattr(errno, "EDQUOT", None):
+        return "disk full for this user (quota exceeded)"
     if err in (errno.EACCES, errno.EPERM):
         return "permission denied"
     if err == errno.EROFS:
@@ -540,11 +581,16 @@ def render_svg(target, background="white", *, title: str = "Scaling Workbench ch
                caption: Caption | None = None) -> bytes:
     """The SVG document of ``target`` (vector, one SVG unit per logical pixel, 96 dpi: its
     width and height say the chart's size on screen in millimetres)."""
-    from PySide6.QtSvg import QSvgGenerator
-
     bg = _color(background)
     caption = _active_caption(caption)
     _settle(target)
+    with _temporary_size(target, None, None):
+        return _svg_document(target, bg, title, description, caption)
+
+
+def _svg_document(target, bg: QColor, title: str, description: str, caption: Caption | None) -> bytes:
+    from PySide6.QtSvg import QSvgGenerator
+
     source, _ = _source(target)
     band = _caption_height(caption)
     width, chart_height = max(1, round(source.width())), max(1, round(source.height()))

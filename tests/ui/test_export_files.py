@@ -186,10 +186,15 @@ def test_the_gui_export_reports_a_full_disk_and_keeps_the_file(qtbot, project, t
     window.show()
     qtbot.waitExposed(window)
     window.raise_panel("power")
-    window.panel("power").action_export_svg.trigger()  # the panel's Export menu, SVG drawing…
+    panel = window.panel("power")
+    shown = [c.size() for c in (panel.chart, panel.rate_chart)]
+    panel.action_export_svg.trigger()  # the panel's Export menu, SVG drawing…
     assert not messages
     root = ET.parse(target).getroot()
     assert root.get("width").endswith("mm") and _mode(target) == 0o644
+    # however small the dock, the drawing is a chart's size, and the panel is as it was
+    assert float(root.get("viewBox").split()[2]) >= export.MIN_EXPORT_SIZE.width()
+    assert [c.size() for c in (panel.chart, panel.rate_chart)] == shown
     good = target.read_bytes()
 
     full_disk(tmp_path)
@@ -198,6 +203,27 @@ def test_the_gui_export_reports_a_full_disk_and_keeps_the_file(qtbot, project, t
     title, text = messages[0]
     assert title == "Export failed" and str(target) in text and "disk full" in text
     assert target.read_bytes() == good
+
+
+def test_a_chart_squeezed_in_its_dock_exports_at_a_readable_size(qtbot, project, tmp_path):
+    from ui.main_window import MainWindow
+
+    window = MainWindow(Project.open(project))
+    qtbot.addWidget(window)
+    window.resize(1600, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    chart = window.panel("scaling").chart_for_export()
+    shown = chart.size()
+    assert shown.width() < 200  # six docks share the window: this one is a sliver
+    png = window.export_active("png", tmp_path / "scaling.png", 1600, kind="scaling")
+    image = QImage(str(png))
+    assert image.width() == 1600
+    # laid out at least 400 x 240 for the export: a chart, not its axis titles magnified
+    assert 1600 / image.dotsPerMeterX() / 0.0254 * 96 >= export.MIN_EXPORT_SIZE.width() - 1
+    colours = {image.pixelColor(x, y).name() for x in range(0, 1600, 3) for y in range(0, image.height(), 3)}
+    assert "#0072b2" in colours and len(colours) > 30  # the Amdahl curve, in colour
+    assert chart.size() == shown  # and the dock is as it was
 
 
 # -- physical size -----------------------------------------------------------------------------
