@@ -356,9 +356,12 @@ def parse_ncu_csv(text: str) -> ImportResult:
         what = ("neither FLOP counters nor DRAM byte counters" if not (has_flops or has_bytes)
                 else "no FLOP counters" if not has_flops else "no DRAM byte counters")
         count = sum(1 for launch in launches if launch.problem is None)
+        rates = not has_flops and any(m.startswith(tuple(FLOP_COUNTERS)) and m not in FLOP_COUNTERS for m in available)
         file_errors.append(RowError(header_line, (
-            f"the export has {what}, so none of its {count} kernel launch(es) can be placed; "
-            f"collect {', '.join(missing)} with: {NCU_COMMAND}")))
+            f"the export has {what}, so none of its {count} kernel launch(es) can be placed"
+            + ("; it has the roofline chart's rates (..._pred_on.sum.per_cycle_elapsed), rounded rates, not counts"
+               if rates else "")
+            + f"; collect {', '.join(missing)} with: {NCU_COMMAND}")))
 
     kernels: list[Kernel] = []
     errors: list[RowError] = list(file_errors)

@@ -90,6 +90,16 @@ def test_dram_total_tensor_core_kernels_and_a_repeated_header():
     assert any("gpu__time_duration.sum" in n for n in result.notes)
 
 
+def test_a_roofline_section_export_has_rates_not_counts():
+    rate = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"
+    text = (f'"ID","Kernel Name","dram__bytes.sum","{rate}","smsp__cycles_elapsed.avg.per_second"\n'
+            '"","","byte","inst/cycle","cycle/second"\n"0","k","4,096","12.50","1.41e+09"\n')
+    result = parse_ncu_csv(text)
+    (error,) = result.errors
+    assert "rounded rates, not counts" in error.reason and "no FLOP counters" in error.reason
+    assert result.missing_counters == tuple(m for m in ROOFLINE_METRICS if "sass" in m)
+
+
 def test_the_details_page_duration_gives_the_time():
     header = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
     rows = [("GPU Speed Of Light Throughput", "Duration", "msecond", "1.25"),
