@@ -162,3 +162,115 @@ def test_kill_at_arbitrary_points_of_a_save_loop(project_path, kill_after):
         project.set_notes(project.list_scenarios()[0].id, "after the crash")
         project.save()
     _runs(project_path)
+
+
+# A driver process imports once, then for each trial forks a writer that saves in a loop
+# and SIGKILLs itself at a point drawn from the trial's seeded RNG: after any page of the
+# temporary copy, or just before or after the fsync, the rename or the folder fsync. The
+# writer reports each save that returned (through a pipe, unbuffered) before the next one
+# starts; after the kill the driver opens the project and prints what it holds. No sleeps:
+# each kill point is an event count.
+RANDOM_KILLS = r"""
+import json, os, random, signal, sys
+from storage import Project, fileio
+from workbench.scenarios import PowerScenario
+
+path, seed, trials = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+with Project.open(path) as project:
+    for k in range(40):
+        project.save_scenario(f"filler {k}", PowerScenario(), notes="x" * 2000)
+    project.save()
+
+def writer(target, report):
+    events = [0]
+    def event():
+        events[0] += 1
+        if events[0] == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+    real_fsync, real_fsync_dir, real_replace = fileio.fsync_file, fileio.fsync_dir, os.replace
+    def copy_database(source, dest):
+        import sqlite3
+        conn = sqlite3.connect(dest, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=OFF")
+        try:
+            source.backup(conn, pages=1, progress=lambda *a: event())
+        finally:
+            conn.close()
+    def fsync_file(p):
+        event(); real_fsync(p); event()
+    def fsync_dir(p):
+        event(); real_fsync_dir(p); event()
+    def replace(a, b):
+        event(); real_replace(a, b); event()
+    fileio.copy_database, fileio.fsync_file, fileio.fsync_dir = copy_database, fsync_file, fsync_dir
+    fileio.os.replace = replace
+    project = Project.open(path)
+    first = 1 + max([int(n.name.split()[1]) for n in project.list_scenarios("power") if n.name.startswith("run ")],
+                    default=-1)
+    for i in range(first, first + 30):
+        project.save_scenario(f"run {i}", PowerScenario())
+        project.save()
+        os.write(report, f"{i}\n".encode())
+    os._exit(0)
+
+for trial in range(trials):
+    target = rng.randint(1, 400)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            writer(target, write_end)
+        finally:
+            os._exit(3)
+    os.close(write_end)
+    reported = []
+    with os.fdopen(read_end) as pipe:
+        reported = [int(line) for line in pipe]
+    _, status = os.waitpid(pid, 0)
+    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    result = {"trial": trial, "target": target, "killed": killed,
+              "exit": os.waitstatus_to_exitcode(status), "reported": reported}
+    try:
+        with Project.open(path) as project:
+            result["problems"] = project.problems
+            result["runs"] = sorted(int(r.name.split()[1]) for r in project.list_scenarios("power")
+                                    if r.name.startswith("run "))
+            result["fillers"] = sum(r.name.startswith("filler") for r in project.list_scenarios("power"))
+    except Exception as exc:
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    result["folder"] = sorted(os.listdir(os.path.dirname(path)))
+    print(json.dumps(result), flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the random-kill driver forks its writers")
+def test_random_kills_during_saves_always_leave_the_old_or_the_new_project(project_path):
+    import json
+    import random
+
+    seed = random.Random(14).randrange(2**32)  # fixed: a failure can be replayed
+    trials = 16
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", RANDOM_KILLS, str(project_path), str(seed), str(trials)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=WATCHDOG_SECONDS)
+    assert result.returncode == 0, result.stderr
+    outcomes = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(outcomes) == trials
+    previous: list[int] = []
+    for outcome in outcomes:
+        assert "error" not in outcome, outcome
+        assert outcome["problems"] == [] and outcome["fillers"] == 40, outcome
+        runs = outcome["runs"]
+        # A complete save, never part of one: runs 0..m without gaps, ...
+        assert runs == list(range(len(runs))), outcome
+        # ... holding every save that returned, and at most the one that was cut short.
+        reported = outcome["reported"]
+        assert set(reported) <= set(runs), outcome
+        assert len(runs) <= len(previous) + len(reported) + 1, outcome
+        # Nothing else is left beside it than temporary files of our naming.
+        for name in outcome["folder"]:
+            assert name == "demo.swbproj" or name.startswith("demo.swbproj.tmp-"), outcome
+        previous = runs
+    assert sum(o["killed"] for o in outcomes) >= trials // 2  # most trials were really cut short
