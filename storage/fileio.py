@@ -97,7 +97,11 @@ _SAVE_LOCK_BYTE = 1 << 40
 _OFD = (fcntl is not None and sys.platform.startswith("linux") and hasattr(fcntl, "F_OFD_SETLK")
         and struct.calcsize("P") == 8)
 _FLOCK_LAYOUT = "hhqqi4x"
-_OPEN_FLAGS = os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+# A file system that cannot lock (some network and FUSE file systems) answers with these:
+# saving there goes on without the locks, as it did before they existed.
+_NO_LOCKS_HERE = frozenset(code for code in (getattr(errno, name, None) for name in (
+    "ENOLCK", "EOPNOTSUPP", "ENOTSUP", "EINVAL", "ENOSYS", "EBADF")) if code is not None)
 
 _NOT_A_PROJECT_ADVICE = "open a .swbproj file saved by Scaling Workbench (the file was not changed)"
 _CORRUPT_ADVICE = "restore it from a backup or a .bak copy beside it (the file was not changed)"
@@ -684,12 +688,17 @@ def _flock(kind: int, start: int, length: int) -> bytes:
 
 
 def _try_lock(fd: int, kind: int, start: int, length: int = 1) -> bool:
-    """Take an open file description lock without waiting; False when another lock conflicts."""
+    """Take an open file description lock without waiting; False when another lock conflicts.
+
+    True also where the file system cannot lock at all (see :data:`_NO_LOCKS_HERE`).
+    """
     try:
         fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock(kind, start, length))
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EACCES):
             return False
+        if exc.errno in _NO_LOCKS_HERE:
+            return True
         raise
     return True
 
@@ -795,6 +804,11 @@ def locked_for_saving(target: Path, real: Path) -> Iterator[bool]:
                 fd, st = open_regular(real, os.O_RDWR)
             except FileNotFoundError:
                 break
+            except PermissionError:
+                # Not writable by us, though its folder is (the rename needs only that):
+                # nothing to lock with, save as before the locks existed.
+                yield True
+                return
             held.append(fd)
             if _OFD:
                 def take(fd: int = fd) -> bool:
@@ -880,6 +894,10 @@ def _try_flock(fd: int, how: int | None = None) -> bool:  # pragma: no cover - n
         fcntl.flock(fd, (fcntl.LOCK_EX if how is None else how) | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError as exc:
+        if exc.errno in _NO_LOCKS_HERE:
+            return True
+        raise
     return True
 
 

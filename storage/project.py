@@ -168,7 +168,10 @@ def open_or_create_default() -> Project:
     except OSError as exc:
         raise ProjectSaveError(path, f"could not create the folder {path.parent} ({exc.strerror})",
                                "set SCALING_WORKBENCH_DATA_DIR to a writable folder") from exc
-    return Project.create(path)
+    try:
+        return Project.create(path)
+    except ProjectExistsError:  # another copy of the app, starting at the same moment, made it
+        return Project.open(path)
 
 
 def _database_error(path: Path, exc: BaseException) -> CorruptProjectError:

@@ -353,3 +353,42 @@ def test_a_wal_mode_file_is_read_without_creating_files_beside_it(project_path):
     with Project.open(project_path) as project:
         assert not project.read_only
     assert folder_listing(project_path.parent) == listing
+
+
+def test_a_file_system_without_locks_still_saves(project_path, monkeypatch):
+    import errno
+
+    real_fcntl = fileio.fcntl.fcntl
+
+    def no_locks(fd, cmd, arg=0):
+        if cmd in (fileio.fcntl.F_OFD_SETLK, fileio.fcntl.F_OFD_GETLK):
+            raise OSError(errno.ENOLCK, "No locks available")
+        return real_fcntl(fd, cmd, arg)
+
+    monkeypatch.setattr(fileio.fcntl, "fcntl", no_locks)
+    with Project.open(project_path) as project:
+        assert not project.read_only
+        project.save_scenario("Saved without locks", PowerScenario())
+        project.save()
+    monkeypatch.undo()
+    with Project.open(project_path) as project:
+        assert "Saved without locks" in {r.name for r in project.list_scenarios()}
+
+
+def test_two_first_starts_at_once_share_the_default_project(tmp_path, monkeypatch):
+    from storage import default_project_path, open_or_create_default
+
+    monkeypatch.setenv("SCALING_WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    path = default_project_path()
+    real_copy = fileio.copy_database
+    calls = []
+
+    def the_other_copy_starts(source, dest):
+        real_copy(source, dest)
+        if not calls:
+            calls.append(dest)
+            Project.create(path, seed=False).close()  # the other copy wins the race
+
+    monkeypatch.setattr(fileio, "copy_database", the_other_copy_starts)
+    with open_or_create_default() as project:
+        assert project.path == path and project.list_presets() == []
