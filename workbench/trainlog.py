@@ -531,8 +531,10 @@ def _composer_field(key: str, value: str, fields: dict) -> None:
     elif k == "throughput/samples_per_sec":
         fields["samples_per_s"] = _non_negative(_num(value, key), key)
     elif k == "throughput/batches_per_sec":
-        rate = _positive(_num(value, key), key)
-        fields["step_time_s"] = 1.0 / rate
+        step_time = 1.0 / _positive(_num(value, key), key)
+        if not math.isfinite(step_time) or step_time > _MAX_VALUE:
+            raise _Unreadable(f"{key} {value!r} is too small to be a real rate")
+        fields["step_time_s"] = step_time
         fields["_derived"] = ("step_time_s",)
     elif k == "loss/train/total":
         fields["loss"] = _num(value, key)

@@ -514,3 +514,10 @@ def test_deepspeed_lines_with_samples_per_sec_and_tflops():
     assert (s100.step, s100.loss, s100.samples_per_s) == (100, 2.5, 64.0)
     assert s200.flops_per_gpu == pytest.approx(98.5e12, rel=EXACT)
     assert s100.tokens_per_s is None
+
+
+def test_a_rate_too_small_to_invert_is_unreadable():
+    text = "[batch=1/9]:\n\t Train loss/train/total: 2.0\n[batch=2/9]:\n\t Train throughput/batches_per_sec: 2.2e-311\n"
+    log = parse_training_log(text)
+    assert [s.step for s in log.steps] == [1]
+    assert reasons_at(log.unreadable) == {4: "throughput/batches_per_sec '2.2e-311' is too small to be a real rate"}
