@@ -415,6 +415,7 @@ class StepTime:
         return self.latency_s + self.transfer_s
 
 
+@v.public
 def step_times(
     collective: Collective | str,
     n: int,
@@ -477,14 +478,19 @@ def step_times(
         return [start, StepTime(1, latency, transfer)]
     chunk_time = size / n / bw
     if c in (Collective.BROADCAST, Collective.REDUCE):
-        return [start] + [
+        times = [start] + [
             StepTime(s, a if s <= n - 1 else 0.0, chunk_time if s >= n - 1 else 0.0)
             for s in range(1, 2 * n - 1)
         ]
+        total_time(times)
+        return times
     count = 2 * (n - 1) if c is Collective.ALL_REDUCE else n - 1
-    return [start] + [StepTime(s, a, chunk_time) for s in range(1, count + 1)]
+    times = [start] + [StepTime(s, a, chunk_time) for s in range(1, count + 1)]
+    total_time(times)  # finite steps can still add up past a float (an OverflowError here)
+    return times
 
 
+@v.public
 def total_time(times: Iterable[StepTime]) -> float:
     """Seconds of a whole schedule: the (exactly rounded) sum of its step times."""
     return math.fsum(t.seconds for t in times)

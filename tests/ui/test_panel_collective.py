@@ -452,3 +452,23 @@ def test_sixty_four_ranks_are_colour_cells_with_a_legend_that_says_so(qtbot, pan
     choose(qtbot, panel.schedule_combo, "conceptual")
     press(qtbot, panel, Qt.Key.Key_End)
     assert "colours repeat every 8 chunks" in view.legend_texts()
+
+
+def test_a_link_too_slow_for_the_message_leaves_the_drawing_without_times(qtbot, panel, tmp_path):
+    before = panel.link()
+    type_into(qtbot, panel.link_field, "1e-300 B/s")  # 256 MiB at that rate: no float holds it
+    assert panel.link() == before and "overflow" in panel.status_text()
+    assert panel.undo_stack().count() == 0
+    # a message grown past what a (barely possible) typed link can carry: drawn, no time
+    type_into(qtbot, panel.size_field, "1 MiB")
+    type_into(qtbot, panel.link_field, "1e-295 B/s")
+    assert panel.link().link_bw == pytest.approx(1e-295)
+    type_into(qtbot, panel.size_field, "1e18 B")
+    assert panel.scenario().message_bytes == 1e18
+    assert panel.step_times() == [] and "No step times" in panel.status_text()
+    assert result(panel, "Time, whole collective (ring model)") == "–"
+    assert panel.view.time_strip() is None and panel.view.frame() is panel.current_frame()
+    press(qtbot, panel, Qt.Key.Key_Right)
+    assert panel.current_step() == 1
+    rows = list(csv.reader(open(panel.export_to("csv", tmp_path / "c.csv"), newline="")))
+    assert rows[0] == ["step (1)", "title", "transfers (1)", "bytes per link (B)"]  # no times to write

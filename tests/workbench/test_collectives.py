@@ -390,3 +390,14 @@ def test_step_times_refuse_bad_input():
     with pytest.raises(InputError) as info:
         step_times(**{**good, "collective": "reduce"}, root=4)
     assert info.value.parameter == "root"
+
+
+def test_step_times_that_overflow_are_refused_not_returned():
+    with pytest.raises(InputError) as info:  # 1e300 bytes over 1e-10 B/s: beyond any float
+        step_times("all_reduce", 4, "ring", 1e300, 1e-10, 0.0)
+    assert info.value.parameter in ("message_bytes", "link_bw")
+    with pytest.raises(InputError):  # every step finite, their sum not
+        step_times("all_reduce", 4, "ring", 1e18, 5e-291, 0.0)  # 6 steps of 5e307 s
+    huge = [StepTime(k, 1e308, 0.0) for k in range(3)]
+    with pytest.raises(InputError):
+        total_time(huge)

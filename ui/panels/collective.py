@@ -647,7 +647,11 @@ class CollectivePanel(PanelBase):
         times_key = (key, self._link.link_bw, self._link.alpha)
         if times_key != self._times_key:
             self._times_key = times_key
-            self._times = self._times_for(self._link)
+            try:
+                self._times = self._times_for(self._link)
+            except ValueError as exc:  # an overflow: the drawing stays, without times
+                self._times = []
+                self.show_status(f"No step times: {exc}")
             self._fill_results()
         self._show_step()
 
@@ -755,6 +759,8 @@ class CollectivePanel(PanelBase):
         self.results.set_rows(rows)
 
     def _time_rows(self) -> list[ResultRow]:
+        if not self._times:
+            return [ResultRow("Time, whole collective (ring model)", None, "s", "Could not be computed")]
         steps = [t.seconds for t in self._times[1:]]
         same = "the All-reduce calculator's ring time for this collective, size, ranks, link bandwidth and latency"
         rows = [
@@ -839,17 +845,21 @@ class CollectivePanel(PanelBase):
 
     def csv_columns(self):
         frames, times = self._frames, self._times
-        elapsed = [collectives.total_time(times[: k + 1]) for k in range(len(times))]
-        return [
+        columns = [
             (quantity_header("step", ""), [f.step for f in frames]),
             ("title", [f.title for f in frames]),
             (quantity_header("transfers", ""), [len(f.transfers) for f in frames]),
             (quantity_header("bytes per link", "B"), [f.bytes_per_link for f in frames]),
-            (quantity_header("latency", "s"), [t.latency_s for t in times]),
-            (quantity_header("transfer time", "s"), [t.transfer_s for t in times]),
-            (quantity_header("step time", "s"), [t.seconds for t in times]),
-            (quantity_header("elapsed", "s"), elapsed),
         ]
+        if len(times) == len(frames):
+            elapsed = [collectives.total_time(times[: k + 1]) for k in range(len(times))]
+            columns += [
+                (quantity_header("latency", "s"), [t.latency_s for t in times]),
+                (quantity_header("transfer time", "s"), [t.transfer_s for t in times]),
+                (quantity_header("step time", "s"), [t.seconds for t in times]),
+                (quantity_header("elapsed", "s"), elapsed),
+            ]
+        return columns
 
     def animation_defaults(self) -> AnimationOptions:
         """What the animation export dialog starts from: GIF, 1280 px, the playback speed, a
@@ -864,14 +874,15 @@ class CollectivePanel(PanelBase):
         link = self._link
         steps = len(self._frames) - 1
         title = f"{self.collective().label} on {sc.n_ranks} ranks, {sc.schedule} schedule"
-        assumptions = " · ".join([
+        parts = [
             default_assumptions(sc),
             f"{units.format_quantity(link.link_bw, 'B/s')} per link",
             f"α {units.format_quantity(link.alpha, 's')}",
-            f"{units.format_quantity(self.total_time(), 's')} in {steps} step{'s' if steps != 1 else ''}"
-            " (alpha-beta model)",
-        ])
-        return Caption(title, assumptions)
+        ]
+        if self._times:
+            parts.append(f"{units.format_quantity(self.total_time(), 's')} in {steps} "
+                         f"step{'s' if steps != 1 else ''} (alpha-beta model)")
+        return Caption(title, " · ".join(parts))
 
     def export_animation(self, path, fmt: str = "gif", *, width_px: int = 1280,
                          caption: Caption | None = None, step_ms: int | None = None,
