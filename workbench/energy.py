@@ -183,10 +183,11 @@ class EnergyLog:
     notes: tuple[str, ...] = ()
 
     def skipped_reasons(self) -> dict[str, int]:
-        """How many lines were skipped for each reason."""
+        """How many lines were skipped for each kind of reason (quoted values shown as '...'
+        and numbers as N, so that rows failing the same way count together)."""
         counts: dict[str, int] = {}
         for note in self.skipped:
-            key = note.reason.split(":")[0]
+            key = re.sub(r"\d+", "N", re.sub(r"'[^']*'", "'...'", note.reason))
             counts[key] = counts.get(key, 0) + 1
         return counts
 

@@ -365,3 +365,12 @@ def test_nvidia_smi_without_header_takes_the_first_watts_column():
     assert gpu0.peak_power_w == 70.0  # not the 72 W limit in the last column
     assert log.duration_s == pytest.approx(10.001, rel=EXACT)
     assert skipped_at(log) == {4: "power is [N/A]"}
+
+
+def test_skipped_reasons_group_rows_that_fail_the_same_way():
+    log = parse_energy_log("time_s,power_w\n0,100\n1,abc\n2,xyz\n3,N/A\n4,100\n5,1,2\n")
+    assert log.skipped_reasons() == {
+        "power_w '...' is not a number": 2,
+        "power_w is N/A": 1,
+        "has N fields, the header has N": 1,
+    }
