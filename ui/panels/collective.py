@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtGui import QPalette, QUndoCommand
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -319,6 +319,7 @@ class CollectivePanel(PanelBase):
         self.link_note.setObjectName("linkNote")
         self.link_note.setWordWrap(True)
         self.link_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.link_note.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # muted, in every theme
         self.form.addRow(self.link_note)
         self.plan_link_button = QPushButton("Use the plan's link", self.form_widget)
         self.plan_link_button.setObjectName("planLinkButton")
@@ -478,7 +479,6 @@ class CollectivePanel(PanelBase):
         else:
             text = "The All-reduce calculator's defaults (no run plan)."
         self.link_note.setText(text)
-        self.link_note.setStyleSheet(f"color: {th.current_theme().muted};")
         self.plan_link_button.setVisible(link.source == "typed" and self._plan_link is not None)
 
     def follow_plan(self, view) -> bool:

@@ -878,14 +878,18 @@ class CollectiveView(QGraphicsView):
         vh = self._scene.sceneRect().height()
         wrap_h = max(10.0, 0.9 * cell_w * 0.5) if neighbour and frame.transfers else 0.0
         wrap_h = min(wrap_h, 40 * s)
-        arc_h = 0.0
+        arc_h = above = below = 0.0
         if draw_arcs:
-            # arcs above and below, but never at the cost of rows too low for a label
+            # arcs above (to a higher rank) and below (to a lower one), where there are some,
+            # but never at the cost of rows too low for a label
+            sides = any(k.dst > k.src for k in self._links) + any(k.dst < k.src for k in self._links)
             readable_rows = n * (MIN_FONT_PX * s + 6)
             spare = bottom - top - rank_label_h - wrap_h - readable_rows
-            arc_h = max(24 * s, min(0.17 * vh, 110 * s, spare / 2))
-        grid_top = top + arc_h + rank_label_h
-        avail_h = bottom - grid_top - arc_h - wrap_h
+            arc_h = max(24 * s, min(0.17 * vh, 110 * s, spare / max(1, sides)))
+            above = arc_h if any(k.dst > k.src for k in self._links) else 0.0
+            below = arc_h if any(k.dst < k.src for k in self._links) else 0.0
+        grid_top = top + above + rank_label_h
+        avail_h = bottom - grid_top - below - wrap_h
         pitch = max(2.0, avail_h / n)
         cell_h = min(pitch * 0.86, 92 * s, max(cell_w * 0.62, 4.0))
         row_gap = (
@@ -937,7 +941,8 @@ class CollectiveView(QGraphicsView):
                 smallest = 0.85 * math.floor(px)  # the second line must itself stay readable
             else:
                 metrics = bold if mode == "tiny" else plain
-                px = min(max_px, room_h / 0.85, ref * room_w / metrics.horizontalAdvance(lines[0]))
+                # one line of a cell never outshouts the rank labels over it
+                px = min(16 * s, room_h / 0.85, ref * room_w / metrics.horizontalAdvance(lines[0]))
                 smallest = math.floor(px)
             if smallest >= min_px:
                 return mode, float(math.floor(px))
