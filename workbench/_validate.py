@@ -28,6 +28,27 @@ MAX_GPUS = 10_000_000
 #: The most power one GPU (or its share of a node) may draw, in W: a hundred kilowatts, fifty
 #: times today's largest accelerator modules.
 MAX_GPU_POWER_W = 100_000.0
+#: The largest model any input may describe, in parameters (1e16: ten thousand times today's
+#: largest dense models), and the most tokens a run may train on (1e18: some fifty thousand
+#: times a 2024 frontier run's 15T).
+MAX_PARAMS = 1e16
+MAX_TOKENS = 1e18
+#: Rates and sizes of hardware as bytes/s, FLOP/s and bytes: at least 1 (a typo of "1e-9 TB/s"
+#: would otherwise make every time infinite) and at most 1e18 B/s, 1e21 FLOP/s, 1e18 bytes
+#: (an exabyte per second, a zettaFLOP/s, an exabyte: far beyond any device).
+MAX_BANDWIDTH = 1e18
+MAX_FLOPS = 1e21
+MAX_BYTES = 1e18
+#: A job's throughput, tokens/s: at least a thousandth (slower is a typo, and would make the run
+#: last beyond any float) and at most 1e15.
+MIN_TOKENS_PER_S = 1e-3
+MAX_TOKENS_PER_S = 1e15
+#: The longest duration a time input (an interval, a wait per step) may have: 1e9 s, about 30 years.
+MAX_SECONDS = 1e9
+#: Prices per kWh and per GPU-hour, in any currency: at most a billion.
+MAX_PRICE = 1e9
+#: Grid carbon intensity, gCO2e/kWh: at most 10,000 (coal plants emit about 1,000).
+MAX_GRID_G_PER_KWH = 10_000.0
 #: The largest whole number accepted where no tighter bound is given: 2**53, the largest a
 #: float (which every formula computes in) holds exactly.
 MAX_WHOLE = 2**53
@@ -204,6 +225,35 @@ def items(name: str, value: object, what: str = "a list") -> tuple:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
         raise InputError(name, f"must be {what}, got {_describe(value)}")
     return tuple(value)
+
+
+def required_fields(cls: type, data: Mapping, prefix: str = "") -> None:
+    """Refuse saved data that lacks a field the dataclass ``cls`` has no default for."""
+    for f in dataclasses.fields(cls):
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING \
+                and f.name not in data:
+            raise InputError(prefix + f.name, "is required")
+
+
+def from_mapping(cls: type, data: object, what: str, name: str = ""):
+    """The dataclass ``cls`` built from saved data, a mapping of its fields. Unknown and missing
+    fields raise InputError naming them; ``name`` says where a nested entry sits ("compute[0]")
+    and prefixes what its own checks name ("compute[0].dense_flops")."""
+    prefix = f"{name}." if name else ""
+    if not isinstance(data, Mapping):
+        raise InputError(name or what, f"must be a mapping of {what} fields, got {_describe(data)}")
+    known = {f.name for f in dataclasses.fields(cls) if f.init}
+    for key in data:
+        if not isinstance(key, str) or key not in known:
+            raise InputError(prefix + str(key), f"is not a {what} field")
+    required_fields(cls, data, prefix)
+    try:
+        return cls(**data)
+    except InputError as exc:
+        if not name:
+            raise
+        message = str(exc).split(": ", 1)[-1]
+        raise type(exc)(prefix + exc.parameter, message) from None
 
 
 def choice(name: str, value: object, allowed: Iterable[str]) -> str:

@@ -176,7 +176,7 @@ def plan_run(
     ``train_tokens / (n_gpus x capped tokens/s per GPU)`` and every GPU draws the model's
     average power for that long (plus ``host_overhead_w_per_gpu``).
     """
-    tdp = v.positive("hardware_tdp_w", hardware_tdp_w)
+    tdp = v.bounded("hardware_tdp_w", hardware_tdp_w, 0.0, v.MAX_GPU_POWER_W, "W", low_open=True)
     gpus = v.gpu_count("n_gpus", n_gpus)
     tokens = v.positive("train_tokens", train_tokens)
     cap = tdp if power_cap_w is None else v.positive("power_cap_w", power_cap_w)
@@ -186,7 +186,8 @@ def plan_run(
             static_fraction, min_voltage_fraction, min_clock_fraction,
         )
     except v.InputError as exc:
-        renamed = {"cap_w": "power_cap_w", "tokens_per_s": "tokens_per_s_per_gpu"}.get(exc.parameter)
+        renamed = {"cap_w": "power_cap_w", "tokens_per_s": "tokens_per_s_per_gpu",
+                   "tdp_w": "hardware_tdp_w"}.get(exc.parameter)
         if renamed is None:
             raise
         raise v.InputError(renamed, str(exc).split(": ", 1)[1]) from None
@@ -241,13 +242,23 @@ _SCENARIO_FIELDS = (
 
 
 @v.public
+def _field(scenario, name: str):
+    """A field of a ``PowerScenario`` (or of anything with its field names)."""
+    if not hasattr(scenario, name):
+        raise v.InputError("scenario", f"must be a PowerScenario (with a {name!r} field), "
+                                       f"got {v._describe(scenario)}")
+    return getattr(scenario, name)
+
+
 def plan_peak_flops(scenario, hardware) -> float | None:
     """The dense peak (FLOP/s) of ``hardware`` at the scenario's precision, which its MFU
     refers to; None when the scenario plans from a measured throughput. Raises
     ``InputError`` ("precision") when the device has no rate at that precision."""
-    if getattr(scenario, "throughput_mfu", None) is None:
+    if _field(scenario, "throughput_mfu") is None:
         return None
-    return hardware.peak_flops(scenario.precision)
+    if not callable(getattr(hardware, "peak_flops", None)):
+        raise v.InputError("hardware", f"must be a Hardware (with peak_flops(precision)), got {v._describe(hardware)}")
+    return hardware.peak_flops(_field(scenario, "precision"))
 
 
 @v.public
@@ -257,12 +268,12 @@ def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
     :func:`workbench.mfu.tokens_per_s_at_mfu`) or, with no MFU, its measured
     ``tokens_per_s_per_gpu``. ``peak_flops`` is the device's dense peak at the scenario's
     precision, needed only for the MFU."""
-    fraction = getattr(scenario, "throughput_mfu", None)
+    fraction = _field(scenario, "throughput_mfu")
     if fraction is None:
-        return v.positive("tokens_per_s_per_gpu", scenario.tokens_per_s_per_gpu)
+        return v.positive("tokens_per_s_per_gpu", _field(scenario, "tokens_per_s_per_gpu"))
     if peak_flops is None:
         raise v.InputError("peak_flops", "is needed to turn the scenario's MFU into a throughput")
-    return mfu.tokens_per_s_at_mfu(fraction, peak_flops, scenario.n_params)
+    return mfu.tokens_per_s_at_mfu(fraction, peak_flops, _field(scenario, "n_params"))
 
 
 @v.public
@@ -276,7 +287,7 @@ def plan_for_scenario(scenario, hardware_tdp_w: float, peak_flops: float | None 
     if unknown:
         name = sorted(unknown)[0]
         raise v.InputError(name, f"is not a plan input; one of {', '.join(_SCENARIO_FIELDS)}")
-    args = {name: overrides.get(name, getattr(scenario, name)) for name in _SCENARIO_FIELDS}
+    args = {name: overrides[name] if name in overrides else _field(scenario, name) for name in _SCENARIO_FIELDS}
     if "tokens_per_s_per_gpu" not in overrides:
         args["tokens_per_s_per_gpu"] = scenario_tokens_per_s(scenario, peak_flops)
     return plan_run(hardware_tdp_w, **args)

@@ -29,11 +29,16 @@ _registered: list[Catalog] = []
 _discovered: list[Catalog] | None = None
 
 
+def check_catalog(catalog: object, name: str = "catalog") -> Catalog:
+    """``catalog`` if it has callable ``hardware(key)`` and ``interconnect(key)`` methods."""
+    if not (callable(getattr(catalog, "hardware", None)) and callable(getattr(catalog, "interconnect", None))):
+        raise v.InputError(name, f"must have hardware(key) and interconnect(key) methods, got {v._describe(catalog)}")
+    return catalog
+
+
 def register(catalog: Catalog) -> None:
     """Put ``catalog`` first in the look-up order of :func:`default_catalog`."""
-    if not (hasattr(catalog, "hardware") and hasattr(catalog, "interconnect")):
-        raise v.InputError("catalog", "must have hardware(key) and interconnect(key) methods")
-    _registered.insert(0, catalog)
+    _registered.insert(0, check_catalog(catalog))
 
 
 def _entry_point_catalogs() -> list[Catalog]:
@@ -75,7 +80,7 @@ class _Chain:
 
 def chain(*catalogs: Catalog) -> Catalog:
     """One catalog that asks ``catalogs`` in order (a project's own presets, then the built-in)."""
-    return _Chain(list(catalogs))
+    return _Chain([check_catalog(c, "catalogs") for c in catalogs])
 
 
 def default_catalog() -> Catalog:
@@ -83,4 +88,4 @@ def default_catalog() -> Catalog:
     return _Chain(list(_registered) + _entry_point_catalogs())
 
 
-__all__ = ["Catalog", "ENTRY_POINT_GROUP", "chain", "default_catalog", "register"]
+__all__ = ["Catalog", "ENTRY_POINT_GROUP", "chain", "check_catalog", "default_catalog", "register"]

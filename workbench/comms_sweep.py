@@ -69,7 +69,7 @@ def ring_steps(collective, n_ranks) -> int:
     all-reduce 2(n-1); reduce-scatter, all-gather, all-to-all, scatter, gather, broadcast and
     reduce n-1; sendrecv 1; 0 for a single rank. It matches :func:`comms.ring_time`."""
     op = comms._operation(collective)
-    n = v.integer("n_ranks", n_ranks, minimum=1)
+    n = v.gpu_count("n_ranks", n_ranks)
     if n == 1:
         return 0
     if op == "all_reduce":
@@ -119,7 +119,9 @@ class CommsSweep:
 def sweep(collective, n_ranks, link_bw, alpha, size_min, size_max, points_per_decade: int = 24) -> CommsSweep:
     """Model curves of ``collective`` from ``size_min`` to ``size_max`` (see :class:`CommsSweep`)."""
     op = comms._operation(collective)
-    n = v.integer("n_ranks", n_ranks, minimum=1)
+    n = v.gpu_count("n_ranks", n_ranks)
+    link_bw = v.positive("link_bw", link_bw)
+    alpha = v.non_negative("alpha", alpha)
     sizes = size_grid(size_min, size_max, points_per_decade)
     ring = _ring(op, sizes, n, link_bw, alpha)
     tree = comms.tree_allreduce_time(sizes, n, link_bw, alpha) if op in TREE_COLLECTIVES else None
@@ -167,7 +169,9 @@ def operating_point(collective, size_bytes, n_ranks, link_bw, alpha) -> Operatin
     """Model numbers of ``collective`` for one message of ``size_bytes`` (see :class:`OperatingPoint`)."""
     op = comms._operation(collective)
     size = v.positive("size_bytes", size_bytes)
-    n = v.integer("n_ranks", n_ranks, minimum=1)
+    n = v.gpu_count("n_ranks", n_ranks)
+    link_bw = v.positive("link_bw", link_bw)
+    alpha = v.non_negative("alpha", alpha)
     ring = float(_ring(op, size, n, link_bw, alpha))
     if op in TREE_COLLECTIVES:
         tree = float(comms.tree_allreduce_time(size, n, link_bw, alpha))
@@ -225,7 +229,7 @@ class MeasuredLog:
     @v.public
     def fit_curve(self, sizes) -> tuple[np.ndarray, np.ndarray]:
         """(sizes, fitted times) for the sizes where the fitted time is > 0 (empty without a fit)."""
-        sizes = np.asarray(sizes, dtype=float)
+        sizes, _ = v.array("sizes", sizes, non_negative_only=True)
         if self.fit is None:
             return np.array([]), np.array([])
         times = np.asarray(self.fit.predict(sizes), dtype=float)
@@ -236,8 +240,8 @@ class MeasuredLog:
     def fitted_ring_parameters(self, collective=None, n_ranks=None) -> tuple[float, float] | None:
         """(link_bw, alpha per step) of the ring model matching the fit, or None without a fit
         or a rank count (``collective`` and ``n_ranks`` default to the log's)."""
-        collective = collective or self.collective
-        n = n_ranks or self.n_ranks
+        collective = self.collective if collective is None else comms._operation(collective)
+        n = self.n_ranks if n_ranks is None else v.gpu_count("n_ranks", n_ranks)
         if self.fit is None or collective is None or n is None or n < 2:
             return None
         return ring_parameters_from_fit(self.fit, collective, n)

@@ -37,13 +37,15 @@ class RunContext:
 
     def __post_init__(self) -> None:
         v.text("hardware", self.hardware)
-        object.__setattr__(self, "n_gpus", v.integer("n_gpus", self.n_gpus, 1, 10_000_000))
+        object.__setattr__(self, "n_gpus", v.gpu_count("n_gpus", self.n_gpus))
         v.choice("precision", self.precision, PRECISIONS)
         if not isinstance(self.sparse, bool):
             raise v.InputError("sparse", f"must be true or false, got {self.sparse!r}")
         v.text("interconnect", self.interconnect, allow_empty=True)
-        object.__setattr__(self, "model_params", v.positive("model_params", self.model_params))
-        object.__setattr__(self, "train_tokens", v.positive("train_tokens", self.train_tokens))
+        object.__setattr__(self, "model_params", v.bounded("model_params", self.model_params, 0, v.MAX_PARAMS,
+                                                           "parameters", low_open=True))
+        object.__setattr__(self, "train_tokens", v.bounded("train_tokens", self.train_tokens, 0, v.MAX_TOKENS,
+                                                           "tokens", low_open=True))
 
     def with_changes(self, **changes: Any) -> RunContext:
         return replace(self, **changes)
@@ -64,6 +66,8 @@ class RunContext:
 
 def describe_context_change(old: RunContext, new: RunContext) -> str:
     """Readable undo label: 'Change GPU count to 512', 'Turn sparsity on'."""
+    v.instance("old", old, RunContext)
+    v.instance("new", new, RunContext)
     changed = [f.name for f in fields(RunContext) if getattr(old, f.name) != getattr(new, f.name)]
     if not changed:
         return "No change"

@@ -31,6 +31,10 @@ PRECISION_BYTES: dict[str, float] = {
 }
 
 
+#: The longest latency per algorithm step a link may have, in seconds.
+MAX_LATENCY_S = 10.0
+
+
 @dataclass(frozen=True)
 class ComputeRate:
     """Peak rate of one precision on one accelerator."""
@@ -47,8 +51,10 @@ class ComputeRate:
 
     def __post_init__(self) -> None:
         v.choice("precision", self.precision, PRECISIONS)
-        object.__setattr__(self, "dense_flops", v.positive("dense_flops", self.dense_flops))
+        object.__setattr__(self, "dense_flops", v.bounded("dense_flops", self.dense_flops, 1.0, v.MAX_FLOPS, "FLOP/s"))
         v.text("source", self.source)
+        v.text("note", self.note, allow_empty=True)
+        v.text("achievable_source", self.achievable_source, allow_empty=True)
         if self.sparsity_factor is not None:
             factor = v.in_range("sparsity_factor", self.sparsity_factor, 1.0, 16.0, low_inclusive=False)
             object.__setattr__(self, "sparsity_factor", factor)
@@ -85,10 +91,12 @@ class MemoryLevel:
 
     def __post_init__(self) -> None:
         v.text("name", self.name)
-        object.__setattr__(self, "bandwidth", v.positive("bandwidth", self.bandwidth))
+        object.__setattr__(self, "bandwidth", v.bounded("bandwidth", self.bandwidth, 1.0, v.MAX_BANDWIDTH, "B/s"))
         v.text("source", self.source)
         if self.capacity is not None:
-            object.__setattr__(self, "capacity", v.positive("capacity", self.capacity))
+            object.__setattr__(self, "capacity", v.bounded("capacity", self.capacity, 1.0, v.MAX_BYTES, "bytes"))
+        v.text("technology", self.technology, allow_empty=True)
+        v.text("note", self.note, allow_empty=True)
 
 
 @dataclass(frozen=True)
@@ -117,8 +125,10 @@ class Hardware:
     def __post_init__(self) -> None:
         v.text("name", self.name)
         v.text("vendor", self.vendor)
-        compute = tuple(self.compute)
-        memory = tuple(self.memory)
+        compute = v.items("compute", self.compute, "a list of ComputeRate values")
+        memory = v.items("memory", self.memory, "a list of MemoryLevel values")
+        for name in ("tdp_source", "host_power_source", "interconnect", "interconnect_source", "note", "key"):
+            v.text(name, getattr(self, name), allow_empty=True)
         if not compute:
             raise v.InputError("compute", "at least one precision rate is required")
         if not memory:
@@ -140,13 +150,16 @@ class Hardware:
         object.__setattr__(self, "compute", compute)
         object.__setattr__(self, "memory", memory)
         if self.tdp_w is not None:
-            object.__setattr__(self, "tdp_w", v.positive("tdp_w", self.tdp_w))
+            object.__setattr__(self, "tdp_w", v.bounded("tdp_w", self.tdp_w, 0.0, v.MAX_GPU_POWER_W, "W",
+                                                        low_open=True))
             v.text("tdp_source", self.tdp_source)
         if self.host_power_w is not None:
-            object.__setattr__(self, "host_power_w", v.non_negative("host_power_w", self.host_power_w))
+            object.__setattr__(self, "host_power_w", v.bounded("host_power_w", self.host_power_w, 0.0,
+                                                               v.MAX_GPU_POWER_W, "W"))
             v.text("host_power_source", self.host_power_source)
         if self.interconnect_bw is not None:
-            object.__setattr__(self, "interconnect_bw", v.positive("interconnect_bw", self.interconnect_bw))
+            object.__setattr__(self, "interconnect_bw", v.bounded("interconnect_bw", self.interconnect_bw, 1.0,
+                                                                  v.MAX_BANDWIDTH, "B/s"))
             v.text("interconnect_source", self.interconnect_source)
         if not self.key:
             object.__setattr__(self, "key", slug(self.name))
@@ -166,7 +179,7 @@ class Hardware:
 
     def peak_flops(self, precision: str, sparse: bool = False) -> float:
         """Peak FLOP/s at ``precision``; ``sparse`` applies the 2:4 factor where supported."""
-        return self.rate(precision).flops(sparse)
+        return self.rate(precision).flops(v.flag("sparse", sparse))
 
     def supports_sparsity(self, precision: str) -> bool:
         return self.rate(precision).sparsity_factor is not None
@@ -175,7 +188,8 @@ class Hardware:
         for m in self.memory:
             if m.name == name:
                 return m
-        raise v.InputError("memory level", f"{self.name} has no {name} level; it has {', '.join(m.name for m in self.memory)}")
+        raise v.InputError("name", f"{self.name} has no memory level {v._describe(name)}; "
+                                   f"it has {', '.join(m.name for m in self.memory)}")
 
     @property
     def _device_memory(self) -> MemoryLevel:
@@ -222,17 +236,11 @@ class Hardware:
     def from_dict(cls, data: dict[str, Any]) -> Hardware:
         if not isinstance(data, dict):
             raise v.InputError("hardware", f"must be a mapping, got {type(data).__name__}")
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = set(data) - known
-        if unknown:
-            raise v.InputError(sorted(unknown)[0], "is not a hardware field")
-        try:
-            compute = tuple(ComputeRate(**c) for c in data.get("compute", ()))
-            memory = tuple(MemoryLevel(**m) for m in data.get("memory", ()))
-        except TypeError as exc:
-            raise v.InputError("hardware", f"bad compute or memory entry ({exc})") from None
-        rest = {k: val for k, val in data.items() if k not in ("compute", "memory")}
-        return cls(compute=compute, memory=memory, **rest)
+        compute = tuple(v.from_mapping(ComputeRate, c, "compute rate", f"compute[{i}]")
+                        for i, c in enumerate(v.items("compute", data.get("compute", ()), "a list of rates")))
+        memory = tuple(v.from_mapping(MemoryLevel, m, "memory level", f"memory[{i}]")
+                       for i, m in enumerate(v.items("memory", data.get("memory", ()), "a list of memory levels")))
+        return v.from_mapping(cls, {**data, "compute": compute, "memory": memory}, "hardware")
 
 
 @dataclass(frozen=True)
@@ -255,10 +263,14 @@ class Interconnect:
     def __post_init__(self) -> None:
         v.text("key", self.key)
         v.text("name", self.name)
-        object.__setattr__(self, "bw_per_direction", v.positive("bw_per_direction", self.bw_per_direction))
-        object.__setattr__(self, "latency_s", v.non_negative("latency_s", self.latency_s))
+        object.__setattr__(self, "bw_per_direction", v.bounded("bw_per_direction", self.bw_per_direction, 1.0,
+                                                               v.MAX_BANDWIDTH, "B/s"))
+        # a second per step is already a slow wide-area link (NCCL's are microseconds)
+        object.__setattr__(self, "latency_s", v.bounded("latency_s", self.latency_s, 0.0, MAX_LATENCY_S, "s"))
         v.text("source", self.source)
         v.text("note", self.note, allow_empty=True)
+        v.text("latency_source", self.latency_source, allow_empty=True)
+        v.text("achievable_source", self.achievable_source, allow_empty=True)
         if self.achievable_fraction is not None:
             fraction = v.fraction("achievable_fraction", self.achievable_fraction, allow_zero=False)
             object.__setattr__(self, "achievable_fraction", fraction)
@@ -271,6 +283,7 @@ class Interconnect:
 
 def slug(name: str) -> str:
     """'NVIDIA H100 SXM' -> 'nvidia-h100-sxm'."""
+    name = v.text("name", name, allow_empty=True)
     out = []
     for ch in name.lower():
         out.append(ch if ch.isalnum() else "-")

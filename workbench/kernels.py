@@ -59,10 +59,7 @@ class Kernel:
     def from_dict(cls, data: dict[str, Any]) -> Kernel:
         if not isinstance(data, dict):
             raise v.InputError("kernel", f"must be a mapping, got {type(data).__name__}")
-        unknown = set(data) - {"name", "flops", "bytes", "time_s"}
-        if unknown:
-            raise v.InputError(sorted(unknown)[0], "is not a kernel field")
-        return cls(**data)
+        return v.from_mapping(cls, data, "kernel")
 
 
 # -- builders ----------------------------------------------------------------------------

@@ -27,6 +27,12 @@ _DTYPES = ("float32", "float64")
 # is the STREAM count (read b and c, write a) rather than numpy's extra temporary pass.
 _TRIAD_BLOCK = 1 << 15
 
+#: Largest STREAM array (2**27 elements: 1 GiB each in float64, 3 GiB for the three) and the
+#: largest matmul (8192 x 8192: 512 MiB per float64 matrix, three of them), so a measurement
+#: stays within a laptop's memory instead of failing with MemoryError.
+MAX_STREAM_ELEMENTS = 1 << 27
+MAX_MATMUL_N = 8192
+
 SIZES = {
     # tiny: a few milliseconds, for tests and a quick look (cache-resident, so optimistic).
     "tiny": {"stream_n": 1 << 16, "stream_repeats": 3, "matmul_n": 96, "matmul_repeats": 2},
@@ -64,7 +70,7 @@ def stream_triad(
     Counts 3 arrays x itemsize bytes per element (STREAM's convention; write-allocate traffic
     is not counted) and reports the best of ``repeats`` timed passes.
     """
-    n = v.integer("n_elements", n_elements, minimum=1, maximum=1 << 31)
+    n = v.integer("n_elements", n_elements, minimum=1, maximum=MAX_STREAM_ELEMENTS)
     dt = np.dtype(v.choice("dtype", dtype, _DTYPES))
     reps = v.integer("repeats", repeats, minimum=1, maximum=1000)
     report, stop = _callbacks(progress, cancelled)
@@ -103,7 +109,7 @@ def matmul_peak(
     numpy hands the product to its BLAS, which uses every core: this is the whole CPU's rate.
     One untimed warm-up product runs first.
     """
-    size = v.integer("n", n, minimum=1, maximum=65536)
+    size = v.integer("n", n, minimum=1, maximum=MAX_MATMUL_N)
     dt = np.dtype(v.choice("dtype", dtype, _DTYPES))
     reps = v.integer("repeats", repeats, minimum=1, maximum=1000)
     report, stop = _callbacks(progress, cancelled)

@@ -48,10 +48,18 @@ from typing import Any, ClassVar
 from workbench import _validate as v
 from workbench import carbon, comms
 from workbench import power as pw
-from workbench.catalog import Catalog, default_catalog
+from workbench.catalog import Catalog, chain, check_catalog, default_catalog
 from workbench.hardware import PRECISION_BYTES, PRECISIONS, Hardware
 from workbench.pipeline import checkpoint_bytes as _checkpoint_bytes
-from workbench.scenarios import Scenario, _bool, _float, _int, _key, register_scenario_type
+from workbench.scenarios import (
+    MAX_BYTES_PER_TOKEN,
+    Scenario,
+    _bool,
+    _float,
+    _int,
+    _key,
+    register_scenario_type,
+)
 
 # -- constants (each with where it comes from) ------------------------------------------------
 
@@ -127,6 +135,20 @@ TERM_FIXES: dict[str, str] = {
     "optimizer": "fuse or overlap the optimizer step",
     "data_loading": "feed the GPUs faster (storage bandwidth, prefetch)",
     "checkpoint": "checkpoint asynchronously",
+}
+
+
+#: The optional RunPlan fields that are physical quantities: (lowest, highest, unit). Links,
+#: storage and memory from 1 B/s (or byte) to an exabyte(/s); a checkpoint every second to every
+#: 30 years; a cap up to a GPU's most power.
+OPTIONAL_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "intra_node_bw": (1.0, v.MAX_BANDWIDTH, "B/s"),
+    "inter_node_bw": (1.0, v.MAX_BANDWIDTH, "B/s"),
+    "gpu_memory_bytes": (1.0, v.MAX_BYTES, "bytes"),
+    "storage_read_bw": (1.0, v.MAX_BANDWIDTH, "B/s"),
+    "checkpoint_write_bw": (1.0, v.MAX_BANDWIDTH, "B/s"),
+    "checkpoint_interval_s": (1.0, v.MAX_SECONDS, "s"),
+    "power_cap_w": (0.0, v.MAX_GPU_POWER_W, "W"),
 }
 
 
@@ -208,7 +230,7 @@ class RunPlan(Scenario):
 
     def _check(self) -> None:  # noqa: C901 - one check per field, in field order
         s = self._set
-        s("n_params", _float("n_params", self.n_params, low=0, low_open=True, high=1e16))
+        s("n_params", _float("n_params", self.n_params, low=0, low_open=True, high=v.MAX_PARAMS, unit="parameters"))
         s("n_layers", _int("n_layers", self.n_layers, 1, 10_000))
         s("d_model", _int("d_model", self.d_model, 1, 1_000_000))
         s("n_heads", _int("n_heads", self.n_heads, 1, 100_000))
@@ -233,10 +255,9 @@ class RunPlan(Scenario):
         if self.intra_node is not None:
             s("intra_node", _key("intra_node", self.intra_node))
         s("inter_node", _key("inter_node", self.inter_node))
-        for name in ("intra_node_bw", "inter_node_bw", "gpu_memory_bytes", "storage_read_bw", "checkpoint_write_bw",
-                     "checkpoint_interval_s", "power_cap_w"):
+        for name, (low, high, unit) in OPTIONAL_BOUNDS.items():
             if getattr(self, name) is not None:
-                s(name, _float(name, getattr(self, name), low=0, low_open=True))
+                s(name, _float(name, getattr(self, name), low=low, high=high, unit=unit, low_open=low == 0))
         for name in ("tp", "pp", "cp", "vp"):
             s(name, _int(name, getattr(self, name), 1, self.MAX_GPUS))
         if isinstance(self.zero, bool) or not isinstance(self.zero, int) or self.zero not in ZERO_STAGES:
@@ -252,17 +273,22 @@ class RunPlan(Scenario):
         s("micro_batch", _int("micro_batch", self.micro_batch, 1, 1 << 30))
         s("recompute", v.choice("recompute", self.recompute, RECOMPUTE_MODES))
         s("precision", v.choice("precision", self.precision, PRECISIONS))
-        s("train_tokens", _float("train_tokens", self.train_tokens, low=0, low_open=True, high=1e18))
-        s("bytes_per_token", _float("bytes_per_token", self.bytes_per_token, low=0, low_open=True))
+        s("train_tokens", _float("train_tokens", self.train_tokens, low=0, low_open=True, high=v.MAX_TOKENS,
+                                 unit="tokens"))
+        s("bytes_per_token", _float("bytes_per_token", self.bytes_per_token, low=0, low_open=True,
+                                    high=MAX_BYTES_PER_TOKEN, unit="bytes"))
         s("static_fraction", _float("static_fraction", self.static_fraction, low=0, high=1, high_open=True))
         s("min_voltage_fraction", _float("min_voltage_fraction", self.min_voltage_fraction,
                                          low=0, high=1, low_open=True))
         if self.host_overhead_w_per_gpu is not None:
-            s("host_overhead_w_per_gpu", _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0))
+            s("host_overhead_w_per_gpu", _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0,
+                                                high=v.MAX_GPU_POWER_W, unit="W"))
         s("pue", _float("pue", self.pue, low=1, high=5))
-        s("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0))
-        s("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0))
-        s("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0))
+        s("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0, high=v.MAX_GRID_G_PER_KWH,
+                                   unit="gCO2e/kWh"))
+        s("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0,
+                                         high=v.MAX_PRICE))
+        s("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0, high=v.MAX_PRICE))
         s("currency", v.text("currency", self.currency))
         self._check_layout()
 
@@ -288,7 +314,7 @@ class RunPlan(Scenario):
             raise v.InputError("tp", f"must divide the MLP width d_ffn = {self.d_ffn}, got {self.tp}")
         if (self.checkpoint_interval_s is None) != (self.checkpoint_write_bw is None):
             raise v.InputError("checkpoint_write_bw" if self.checkpoint_write_bw is None else "checkpoint_interval_s",
-                               "give both the checkpoint interval and the write bandwidth, or neither")
+                               "give both checkpoint_interval_s and checkpoint_write_bw, or neither")
         if self.sequence_parallel and self.tp == 1:
             raise v.InputError("sequence_parallel", "needs tp > 1 (it splits the tensor-parallel group's work)")
         per_step = self.dp * self.micro_batch
@@ -891,6 +917,9 @@ def memory_per_gpu(plan: RunPlan, capacity: float | None = None) -> MemoryEstima
       (pp x vp) of that (Korthikanti et al. 2022); plus the last stage's FP32 logits,
       4 b s V / tp bytes.
     """
+    v.instance("plan", plan, RunPlan)
+    if capacity is not None:
+        capacity = v.bounded("capacity", capacity, 1.0, v.MAX_BYTES, "bytes")
     shard = stage_params(plan) / plan.tp
     group = plan.replicas
     grad_bytes = 4.0 if plan.grad_reduce_precision == "fp32" else GRAD_BYTES
@@ -1065,7 +1094,8 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     """
     if not isinstance(plan, RunPlan):
         raise v.InputError("plan", f"must be a RunPlan, got {type(plan).__name__}")
-    catalog = catalog or default_catalog()
+    # through a chain, so a catalog's KeyError for an unknown key becomes an InputError
+    catalog = default_catalog() if catalog is None else chain(check_catalog(catalog))
     hw = catalog.hardware(plan.hardware)
     dev = resolve_device(plan, hw)
     links = resolve_links(plan, hw, catalog)
@@ -1181,6 +1211,7 @@ class WhatIf:
 @v.public
 def what_if(plan: RunPlan | Prediction, catalog: Catalog | None = None) -> list[WhatIf]:
     """Each drag removed in turn, largest MFU gain first: the order in which to fix things."""
+    v.instance("plan", plan, (RunPlan, Prediction), "a RunPlan or its Prediction")
     p = plan if isinstance(plan, Prediction) else predict(plan, catalog)
     out = []
     for term, seconds in p.breakdown.items():

@@ -61,6 +61,27 @@ def _zero_stage(text: str, framework: str) -> int:
     return 0
 
 
+def _run(name: str, run: object) -> Mapping[str, Any]:
+    if not isinstance(run, Mapping):
+        raise v.InputError(name, f"must be a run object (a mapping), got {v._describe(run)}")
+    return run
+
+
+def _required(run: Mapping[str, Any], key: str) -> Any:
+    if run.get(key) is None:
+        raise v.InputError(f"run.{key}", "is required to plan the run")
+    return run[key]
+
+
+def _rows(rows: object) -> list[Comparison]:
+    rows = list(v.items("rows", rows, "a list of Comparison rows"))
+    if not rows:
+        raise v.InputError("rows", "must hold at least one comparison")
+    for i, row in enumerate(rows):
+        v.instance(f"rows[{i}]", row, Comparison)
+    return rows
+
+
 def _recompute(text: str | None) -> str:
     lowered = (text or "").lower()
     if lowered.startswith("full"):
@@ -84,7 +105,9 @@ def plan_from_published(run: Mapping[str, Any], train_tokens: float = 1e12) -> R
     DeepSpeed's on-demand ZeRO-3 gathers, FlashAttention from 2022 on, eager kernels for Composer and torchtitan without
     torch.compile, sequence parallelism in torchtitan's and NeMo's tensor parallelism.
     """
-    gpu_type = run["gpu_type"]
+    run = _run("run", run)
+    v.positive("train_tokens", train_tokens)
+    gpu_type = v.text("run.gpu_type", _required(run, "gpu_type"))
     gpus_per_node = run.get("gpus_per_node") or 8
     if any(name in gpu_type for name in NVL72):
         gpus_per_node = 72
@@ -107,17 +130,17 @@ def plan_from_published(run: Mapping[str, Any], train_tokens: float = 1e12) -> R
     # Eager PyTorch: torchtitan without torch.compile, and Composer's MPT models.
     eager = ("torchtitan" in framework and "compile" not in framework) or "Composer" in framework
     return RunPlan(
-        n_params=run["params"], n_layers=run["layers"], d_model=run["hidden_size"],
-        n_heads=run["attention_heads"], n_kv_heads=run.get("kv_heads"), d_ffn=run.get("ffn_size"),
-        vocab_size=run.get("vocab_size") or 0, seq_len=run["seq_len"],
-        hardware=_hardware_key(gpu_type), n_gpus=run["gpu_count"], gpus_per_node=gpus_per_node,
+        n_params=_required(run, "params"), n_layers=_required(run, "layers"), d_model=_required(run, "hidden_size"),
+        n_heads=_required(run, "attention_heads"), n_kv_heads=run.get("kv_heads"), d_ffn=run.get("ffn_size"),
+        vocab_size=run.get("vocab_size") or 0, seq_len=_required(run, "seq_len"),
+        hardware=_hardware_key(gpu_type), n_gpus=_required(run, "gpu_count"), gpus_per_node=gpus_per_node,
         inter_node_bw=inter_bw, gpu_memory_bytes=memory,
         tp=tp, pp=run.get("pp") or 1, cp=run.get("cp") or 1, vp=run.get("vp") or 1,
         zero=_zero_stage(zero_text, framework), sequence_parallel=bool(sequence_parallel) and tp > 1,
         flash_attention=flash, fused_kernels=not eager,
         zero3_gather="per_tensor" if "DeepSpeed" in framework else "per_layer",
         overlap_dp_comm="no grad all-reduce overlap" not in zero_text,
-        global_batch=run["global_batch_seqs"], micro_batch=run.get("micro_batch") or 1,
+        global_batch=_required(run, "global_batch_seqs"), micro_batch=run.get("micro_batch") or 1,
         recompute=_recompute(run.get("recompute")), precision=precision,
         train_tokens=train_tokens, power_cap_w=power_cap,
     )
@@ -125,6 +148,7 @@ def plan_from_published(run: Mapping[str, Any], train_tokens: float = 1e12) -> R
 
 def checkable(runs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Runs with a complete configuration and a published MFU in the uniform convention."""
+    runs = [_run(f"runs[{i}]", r) for i, r in enumerate(v.items("runs", runs, "a list of run objects"))]
     return [r for r in runs if r.get("config_complete") and r.get("derived_mfu_6n_attn")
             and r.get("derived_peak_flops")]
 
@@ -132,8 +156,12 @@ def checkable(runs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 @v.public
 def predicted_mfu_in_convention(run: Mapping[str, Any], tokens_per_s: float) -> float:
     """tokens/s x (6N + 12 L H Q T) / (GPUs x derived_peak_flops), as the file derives its MFU."""
-    per_token = 6.0 * run["params"] + 12.0 * run["layers"] * run["hidden_size"] * run["seq_len"]
-    return tokens_per_s * per_token / (run["gpu_count"] * run["derived_peak_flops"])
+    run = _run("run", run)
+    rate = v.non_negative("tokens_per_s", tokens_per_s)
+    n, layers, width, seq, gpus, peak = (
+        v.positive(f"run.{key}", _required(run, key))
+        for key in ("params", "layers", "hidden_size", "seq_len", "gpu_count", "derived_peak_flops"))
+    return rate * (6.0 * n + 12.0 * layers * width * seq) / (gpus * peak)
 
 
 @dataclass(frozen=True)
@@ -152,8 +180,11 @@ class Comparison:
 @v.public
 def compare(runs: Iterable[Mapping[str, Any]], catalog: Catalog | None = None) -> list[Comparison]:
     out = []
-    for run in checkable(runs):
-        prediction = predict(plan_from_published(run), catalog)
+    for i, run in enumerate(checkable(runs)):
+        try:
+            prediction = predict(plan_from_published(run), catalog)
+        except v.InputError as exc:  # name the run in the list the caller passed
+            raise v.InputError(f"runs[{i}]", str(exc)) from None
         out.append(Comparison(
             run_id=run["run_id"], published=run["derived_mfu_6n_attn"],
             predicted=predicted_mfu_in_convention(run, prediction.tokens_per_s),
@@ -165,12 +196,14 @@ def compare(runs: Iterable[Mapping[str, Any]], catalog: Catalog | None = None) -
 @v.public
 def summary(rows: list[Comparison]) -> tuple[float, float]:
     """(share of runs within 5 points, mean absolute error in points)."""
+    rows = _rows(rows)
     within = sum(abs(r.error) <= 0.05 for r in rows) / len(rows)
     mae = statistics.fmean(abs(r.error) for r in rows) * 100
     return within, mae
 
 
 def format_table(rows: list[Comparison]) -> str:
+    rows = _rows(rows)
     width = max(len(r.run_id) for r in rows)
     lines = [f"{'run':<{width}}  published  predicted   error  largest drag"]
     for r in rows:
@@ -182,14 +215,23 @@ def format_table(rows: list[Comparison]) -> str:
 
 
 def load_runs(path: str | Path) -> list[dict[str, Any]]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(path, (str, Path)):
+        raise v.InputError("path", f"must be a file path, got {v._describe(path)}")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise v.InputError("path", f"cannot be read: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise v.InputError("path", f"is not JSON: {exc}") from None
     if not isinstance(data, list):
-        raise v.InputError("published runs", "must be a JSON list of run objects")
+        raise v.InputError("path", "must hold a JSON list of run objects (the published runs)")
     return data
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else list(v.items("argv", argv, "a list of command-line arguments"))
+    if not all(isinstance(arg, str) for arg in args):
+        raise v.InputError("argv", "must hold text arguments only")
     path = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "shared/references/published-runs.json"
     if not path.exists():
         print(f"{path}: not found; pass the path of published-runs.json", file=sys.stderr)

@@ -21,6 +21,8 @@ import numpy as np
 from workbench import _validate as v
 
 SPEEDUP_MODES: tuple[str, ...] = ("strong", "weak")
+#: Most points :func:`speedup_curve` computes (one per GPU count from 1 to n_max).
+MAX_CURVE_POINTS = 1_000_000
 
 
 # -- input helpers -----------------------------------------------------------------------------
@@ -78,10 +80,12 @@ def karp_flatt(speedup, n):
 def speedup_curve(serial_fraction: float, n_max: int, mode: str = "strong"):
     """Speedup at n = 1, 2, ..., n_max: Amdahl for ``"strong"``, Gustafson for ``"weak"``.
 
-    Returns ``(n, speedup)``, two float arrays of length n_max.
+    Returns ``(n, speedup)``, two float arrays of length n_max, at most
+    ``MAX_CURVE_POINTS`` (a million GPU counts, 8 MB per array); for a smooth curve to more
+    GPUs, :func:`workbench.scaling_analysis.speedup_sweep` samples log-spaced counts.
     """
     s = v.fraction("serial_fraction", serial_fraction)
-    top = v.integer("n_max", n_max, minimum=1)
+    top = v.integer("n_max", n_max, minimum=1, maximum=MAX_CURVE_POINTS)
     kind = v.choice("mode", mode, SPEEDUP_MODES)
     n = np.arange(1, top + 1, dtype=float)
     law = amdahl_speedup if kind == "strong" else gustafson_speedup
@@ -165,10 +169,10 @@ def fit_serial_fraction(gpus, throughputs) -> FitResult:
     x, _ = v.array("throughputs", throughputs, positive_only=True)
     if n.ndim != 1:
         raise v.InputError("gpus", "must be a one-dimensional list of GPU counts")
-    if x.shape != n.shape:
-        raise v.InputError("throughputs", f"must have one value per GPU count ({n.size}), got {x.size}")
     if np.unique(n).size < 2:
         raise v.InputError("gpus", "needs at least two different GPU counts to fit")
+    if x.shape != n.shape:
+        raise v.InputError("throughputs", f"must have one value per entry of gpus ({n.size}), got {x.size}")
 
     grid = np.linspace(0.0, 1.0, 2001)
     _, sse = _profile(grid, n, x)

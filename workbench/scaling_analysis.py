@@ -30,6 +30,7 @@ from workbench import _validate as v
 from workbench import mfu as mf
 from workbench import pipeline as pl
 from workbench import scaling as sc
+from workbench.scenarios import ScalingScenario
 from workbench.units import UnitError, format_quantity, parse_quantity
 
 __all__ = [
@@ -64,9 +65,7 @@ def speedup_sweep(serial_fraction: float, n_max: float, mode: str = "strong", po
     of two in between, so the curve passes exactly through 1, 2, 4, ... GPUs. Efficiency is
     speedup / n.
     """
-    top = v.number("n_max", n_max)
-    if top < 1:
-        raise v.InputError("n_max", f"must be >= 1, got {top:g}")
+    top = v.bounded("n_max", n_max, 1, v.MAX_GPUS, "GPUs")
     count = v.integer("points", points, 2, 100_000)
     powers = 2.0 ** np.arange(0, math.floor(math.log2(top)) + 1)
     n = np.unique(np.concatenate([np.geomspace(1.0, top, count), powers, [top]]))
@@ -87,7 +86,7 @@ class MeasuredSpeedups:
 @v.public
 def measured_speedups(measured) -> MeasuredSpeedups | None:
     """Fit measured (gpus, throughput) pairs; ``None`` with fewer than two distinct GPU counts."""
-    pairs = sorted((int(g), float(x)) for g, x in measured)
+    pairs = sorted(_pairs("measured", measured))
     if len({g for g, _ in pairs}) < 2:
         return None
     gpus = np.array([g for g, _ in pairs], dtype=float)
@@ -128,7 +127,7 @@ def analyse_scaling(scenario, peak_flops: float, train_tokens: float) -> Scaling
     ``peak_flops`` is the dense peak of one GPU at the scenario's precision (FLOP/s), never
     the sparse one; ``train_tokens`` the tokens of the planned run (for the training time).
     """
-    s = scenario
+    s = v.instance("scenario", scenario, ScalingScenario)
     peak = v.positive("peak_flops", peak_flops)
     tokens = v.positive("train_tokens", train_tokens)
     shape = (s.n_layers, s.d_model, s.seq_len)
@@ -218,8 +217,9 @@ def parse_measured(text: str) -> tuple[tuple[int, float], ...]:
             rate = parse_quantity(match.group(2), "", name="throughput")
         except (UnitError, ValueError):
             raise v.InputError("measured", f"{where} must be 'GPUs: tokens/s', e.g. '8: 85k'") from None
-        if gpus < 1 or not float(gpus).is_integer():
-            raise v.InputError("measured", f"{where}: the GPU count must be a whole number >= 1")
+        if not (1 <= gpus <= v.MAX_GPUS and float(gpus).is_integer()):
+            raise v.InputError("measured", f"{where}: the GPU count must be a whole number between 1 and "
+                                           f"{v.MAX_GPUS:,}")
         if not rate > 0:
             raise v.InputError("measured", f"{where}: the throughput must be > 0 tokens/s")
         pairs.append((int(gpus), float(rate)))
@@ -229,4 +229,16 @@ def parse_measured(text: str) -> tuple[tuple[int, float], ...]:
 @v.public
 def format_measured(pairs) -> str:
     """The text :func:`parse_measured` reads back: ``"8: 85.144k; 64: 610k"``."""
-    return "; ".join(f"{int(g)}: {format_quantity(float(x), '', digits=6)}" for g, x in pairs)
+    return "; ".join(f"{g}: {format_quantity(x, '', digits=6)}" for g, x in _pairs("pairs", pairs))
+
+
+def _pairs(name: str, value: object) -> list[tuple[int, float]]:
+    """(GPUs, throughput) pairs: GPU counts whole in [1, MAX_GPUS], throughputs > 0."""
+    out = []
+    for i, pair in enumerate(v.items(name, value, "a list of (GPUs, throughput) pairs")):
+        where = f"{name}[{i}]"
+        item = v.items(where, pair, "a (GPUs, throughput) pair")
+        if len(item) != 2:
+            raise v.InputError(where, f"must be a (GPUs, throughput) pair, got {v._describe(pair)}")
+        out.append((v.gpu_count(f"{where}.gpus", item[0]), v.positive(f"{where}.throughput", item[1])))
+    return out

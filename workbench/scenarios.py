@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Self
 
 from workbench import _validate as v
 from workbench import power as pw
-from workbench.hardware import PRECISION_LABELS, PRECISIONS
+from workbench.hardware import MAX_LATENCY_S, PRECISION_LABELS, PRECISIONS
 from workbench.kernels import Kernel
 from workbench.units import format_quantity
 
@@ -234,6 +234,10 @@ BINARY_FIELDS: frozenset[str] = frozenset(
     {"message_bytes", "size_bytes", "size_min", "size_max", "checkpoint_bytes"}
 )
 
+#: Most bytes one token may take to read (pre-tokenised ids take 2 or 4).
+MAX_BYTES_PER_TOKEN = 1e6
+#: Lowest MFU a plan may assume (a millionth): below it a run would outlast any float.
+MIN_MFU = 1e-6
 #: Largest scenario JSON accepted (a raw nccl-tests log fits many times over).
 MAX_JSON_CHARS = 16 * 2**20
 
@@ -243,16 +247,13 @@ class ScenarioVersionError(v.InputError):
 
 
 # -- field checks (each returns the cleaned value or raises InputError naming the field) ----
-def _guard(check: Callable[..., Any], name: str, value: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        return check(name, value, *args, **kwargs)
-    except OverflowError:  # float() of a huge int, e.g. 10**400 from JSON
-        raise v.InputError(name, "must be a finite number, got a number too large") from None
-
-
 def _float(name: str, value: Any, *, low: float | None = None, high: float | None = None,
-           low_open: bool = False, high_open: bool = False) -> float:
-    result = _guard(v.number, name, value)
+           low_open: bool = False, high_open: bool = False, unit: str = "") -> float:
+    """A finite number, optionally bounded; with both bounds the message states the range
+    ("must be between 1 and 1e+18 B/s")."""
+    if low is not None and high is not None:
+        return v.bounded(name, value, low, high, unit, low_open=low_open, high_open=high_open)
+    result = v.number(name, value)
     if low is not None and (result < low or (low_open and result == low)):
         raise v.InputError(name, f"must be {'>' if low_open else '>='} {low:g}, got {result:g}")
     if high is not None and (result > high or (high_open and result == high)):
@@ -261,10 +262,7 @@ def _float(name: str, value: Any, *, low: float | None = None, high: float | Non
 
 
 def _int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
-        bound = f"<= {high}" if high is not None else "a reasonable whole number"
-        raise v.InputError(name, f"must be {bound}, got a number with {len(str(abs(value)))} digits")
-    return _guard(v.integer, name, value, low, high)
+    return v.integer(name, value, low, high)
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -357,6 +355,7 @@ class Scenario:
         for name in sorted(fields, key=str):
             if not isinstance(name, str) or name not in known:
                 raise v.InputError(str(name), f"is not a field of {cls.kind} scenarios")
+        v.required_fields(cls, fields)
         try:
             return cls(**fields)
         except RecursionError:  # a pathologically nested value, e.g. from hostile JSON
@@ -380,8 +379,11 @@ UPGRADERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
 def register_upgrader(kind: str, from_version: int):
     """Decorator: ``@register_upgrader("roofline", 1)`` upgrades roofline v1 dicts to v2."""
 
+    kind = v.text("kind", kind)
+    from_version = v.integer("from_version", from_version, 0, 10**6)
+
     def decorate(fn: Callable[[dict[str, Any]], dict[str, Any]]):
-        UPGRADERS[(kind, from_version)] = fn
+        UPGRADERS[(kind, from_version)] = v.function("fn", fn, "an upgrade function dict -> dict")
         return fn
 
     return decorate
@@ -499,7 +501,8 @@ class CollectiveScenario(Scenario):
         n = _int("n_ranks", self.n_ranks, 2, 64)
         self._set("n_ranks", n)
         v.choice("schedule", self.schedule, SCHEDULES)
-        self._set("message_bytes", _float("message_bytes", self.message_bytes, low=0, low_open=True))
+        self._set("message_bytes", _float("message_bytes", self.message_bytes, low=0, low_open=True,
+                                          high=v.MAX_BYTES, unit="bytes"))
         root = _int("root", self.root, 0)
         if root >= n:
             raise v.InputError("root", f"must be < n_ranks ({n}), got {root}")
@@ -526,13 +529,14 @@ class AllReduceScenario(Scenario):
 
     def _check(self) -> None:
         v.choice("collective", self.collective, COLLECTIVES)
-        self._set("size_bytes", _float("size_bytes", self.size_bytes, low=0, low_open=True))
+        self._set("size_bytes", _float("size_bytes", self.size_bytes, low=0, low_open=True, high=v.MAX_BYTES,
+                                       unit="bytes"))
         self._set("n_ranks", _int("n_ranks", self.n_ranks, 2, 1_000_000))
-        self._set("link_bw", _float("link_bw", self.link_bw, low=0, low_open=True))
-        self._set("alpha", _float("alpha", self.alpha, low=0))
+        self._set("link_bw", _float("link_bw", self.link_bw, low=1, high=v.MAX_BANDWIDTH, unit="B/s"))
+        self._set("alpha", _float("alpha", self.alpha, low=0, high=MAX_LATENCY_S, unit="s"))
         self._set("interconnect", v.text("interconnect", self.interconnect, allow_empty=True))
-        lo = _float("size_min", self.size_min, low=0, low_open=True)
-        hi = _float("size_max", self.size_max, low=0, low_open=True)
+        lo = _float("size_min", self.size_min, low=0, low_open=True, high=v.MAX_BYTES, unit="bytes")
+        hi = _float("size_max", self.size_max, low=0, low_open=True, high=v.MAX_BYTES, unit="bytes")
         if not lo < hi:
             raise v.InputError("size_max", f"must be > size_min ({lo:g}), got {hi:g}")
         self._set("size_min", lo)
@@ -577,13 +581,15 @@ class ScalingScenario(Scenario):
         v.choice("precision", self.precision, PRECISIONS)
         _bool("sparse", self.sparse)
         self._set("n_gpus", _int("n_gpus", self.n_gpus, 1, self.MAX_GPUS))
-        self._set("n_params", _float("n_params", self.n_params, low=0, low_open=True))
+        self._set("n_params", _float("n_params", self.n_params, low=0, low_open=True, high=v.MAX_PARAMS,
+                                     unit="parameters"))
         self._set("n_layers", _int("n_layers", self.n_layers, 0, 1_000_000))
         self._set("d_model", _int("d_model", self.d_model, 0, 100_000_000))
         self._set("seq_len", _int("seq_len", self.seq_len, 0, 1_000_000_000))
-        self._set("tokens_per_s", _float("tokens_per_s", self.tokens_per_s, low=0, low_open=True))
+        self._set("tokens_per_s", _float("tokens_per_s", self.tokens_per_s, low=v.MIN_TOKENS_PER_S,
+                                         high=v.MAX_TOKENS_PER_S, unit="tokens/s"))
         v.choice("recompute", self.recompute, RECOMPUTE)
-        self._set("serial_fraction", _guard(v.fraction, "serial_fraction", self.serial_fraction))
+        self._set("serial_fraction", v.fraction("serial_fraction", self.serial_fraction))
         v.choice("mode", self.mode, SCALING_MODES)
         pairs = []
         for i, item in enumerate(_sequence("measured", self.measured)):
@@ -592,18 +598,22 @@ class ScalingScenario(Scenario):
             if len(pair) != 2:
                 raise v.InputError(name, f"must be a (gpus, throughput) pair, got {len(pair)} values")
             gpus = _int(f"{name}.gpus", pair[0], 1, self.MAX_GPUS)
-            throughput = _float(f"{name}.throughput", pair[1], low=0, low_open=True)
+            throughput = _float(f"{name}.throughput", pair[1], low=v.MIN_TOKENS_PER_S,
+                                high=v.MAX_TOKENS_PER_S, unit="tokens/s")
             pairs.append((gpus, throughput))
         self._set("measured", tuple(pairs))
         self._set("pipeline_stages", _int("pipeline_stages", self.pipeline_stages, 1, self.MAX_GPUS))
         self._set("microbatches", _int("microbatches", self.microbatches, 1, 1_000_000))
-        self._set("comm_time_s", _float("comm_time_s", self.comm_time_s, low=0))
-        self._set("overlap", _guard(v.fraction, "overlap", self.overlap))
-        self._set("dataloader_wait_s", _float("dataloader_wait_s", self.dataloader_wait_s, low=0))
-        self._set("bytes_per_token", _float("bytes_per_token", self.bytes_per_token, low=0))
-        self._set("checkpoint_bytes", _float("checkpoint_bytes", self.checkpoint_bytes, low=0))
-        self._set("checkpoint_interval_s",
-                  _float("checkpoint_interval_s", self.checkpoint_interval_s, low=0, low_open=True))
+        self._set("comm_time_s", _float("comm_time_s", self.comm_time_s, low=0, high=v.MAX_SECONDS, unit="s"))
+        self._set("overlap", v.fraction("overlap", self.overlap))
+        self._set("dataloader_wait_s", _float("dataloader_wait_s", self.dataloader_wait_s, low=0,
+                                              high=v.MAX_SECONDS, unit="s"))
+        self._set("bytes_per_token", _float("bytes_per_token", self.bytes_per_token, low=0,
+                                            high=MAX_BYTES_PER_TOKEN, unit="bytes"))
+        self._set("checkpoint_bytes", _float("checkpoint_bytes", self.checkpoint_bytes, low=0, high=v.MAX_BYTES,
+                                             unit="bytes"))
+        self._set("checkpoint_interval_s", _float("checkpoint_interval_s", self.checkpoint_interval_s,
+                                                  low=1, high=v.MAX_SECONDS, unit="s"))
 
     @property
     def six_n_only(self) -> bool:
@@ -650,27 +660,34 @@ class PowerScenario(Scenario):
         self._set("hardware", _key("hardware", self.hardware))
         self._set("n_gpus", _int("n_gpus", self.n_gpus, 1, ScalingScenario.MAX_GPUS))
         if self.power_cap_w is not None:
-            self._set("power_cap_w", _float("power_cap_w", self.power_cap_w, low=0, low_open=True))
+            self._set("power_cap_w", _float("power_cap_w", self.power_cap_w, low=0, low_open=True,
+                                            high=v.MAX_GPU_POWER_W, unit="W"))
         self._set("static_fraction",
                   _float("static_fraction", self.static_fraction, low=0, high=1, high_open=True))
         self._set("min_voltage_fraction",
                   _float("min_voltage_fraction", self.min_voltage_fraction, low=0, high=1, low_open=True))
-        self._set("compute_bound_share", _guard(v.fraction, "compute_bound_share", self.compute_bound_share))
+        self._set("compute_bound_share", v.fraction("compute_bound_share", self.compute_bound_share))
         self._set("tokens_per_s_per_gpu",
-                  _float("tokens_per_s_per_gpu", self.tokens_per_s_per_gpu, low=0, low_open=True))
-        self._set("train_tokens", _float("train_tokens", self.train_tokens, low=0, low_open=True))
+                  _float("tokens_per_s_per_gpu", self.tokens_per_s_per_gpu, low=v.MIN_TOKENS_PER_S,
+                         high=v.MAX_TOKENS_PER_S, unit="tokens/s"))
+        self._set("train_tokens", _float("train_tokens", self.train_tokens, low=0, low_open=True,
+                                         high=v.MAX_TOKENS, unit="tokens"))
         if self.throughput_mfu is not None:
-            self._set("throughput_mfu", _float("throughput_mfu", self.throughput_mfu, low=0, high=1, low_open=True))
-        self._set("n_params", _float("n_params", self.n_params, low=0, low_open=True))
+            self._set("throughput_mfu", _float("throughput_mfu", self.throughput_mfu, low=MIN_MFU, high=1))
+        self._set("n_params", _float("n_params", self.n_params, low=0, low_open=True, high=v.MAX_PARAMS,
+                                     unit="parameters"))
         v.choice("precision", self.precision, PRECISIONS)
         self._set("host_overhead_w_per_gpu",
-                  _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0))
+                  _float("host_overhead_w_per_gpu", self.host_overhead_w_per_gpu, low=0, high=v.MAX_GPU_POWER_W,
+                         unit="W"))
         self._set("pue", _float("pue", self.pue, low=1, high=5))
-        self._set("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0))
+        self._set("grid_g_per_kwh", _float("grid_g_per_kwh", self.grid_g_per_kwh, low=0,
+                                           high=v.MAX_GRID_G_PER_KWH, unit="gCO2e/kWh"))
         self._set("region", _key("region", self.region))
         self._set("cap_objective", v.choice("cap_objective", self.cap_objective, CAP_OBJECTIVES))
-        self._set("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0))
-        self._set("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0))
+        self._set("energy_price_per_kwh", _float("energy_price_per_kwh", self.energy_price_per_kwh, low=0,
+                                                 high=v.MAX_PRICE))
+        self._set("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0, high=v.MAX_PRICE))
         currency = v.text("currency", self.currency)
         if len(currency) > 10:
             raise v.InputError("currency", f"must be a short code such as 'USD', got {v._describe(currency)}")
@@ -701,7 +718,7 @@ def register_scenario_type(cls: type[Scenario]) -> type[Scenario]:
     """Make a new kind of scenario readable by :func:`scenario_from_dict` (and so by the
     project file, exports and the scenario browser). Returns ``cls``, to use as a decorator."""
     if not (isinstance(cls, type) and issubclass(cls, Scenario)) or not cls.kind:
-        raise v.InputError("scenario type", "must be a Scenario subclass with a kind")
+        raise v.InputError("cls", f"must be a Scenario subclass with a kind, got {v._describe(cls)}")
     SCENARIO_TYPES[cls.kind] = cls
     return cls
 
@@ -755,6 +772,8 @@ def scenario_from_json(text: str | bytes) -> Scenario:
         if "digits" in str(exc):
             raise v.InputError("json", "holds a number with too many digits") from None
         raise v.InputError("json", f"is not usable: {exc}") from None
+    if not isinstance(data, dict):
+        raise v.InputError("json", f"must hold a JSON object (a scenario), got {type(data).__name__}")
     return scenario_from_dict(data)
 
 
@@ -797,10 +816,10 @@ def describe_change(old: Scenario, new: Scenario) -> str:
     "Add kernel 'gemm'", "Remove power cap". Several: "Change GPU count and precision" or
     "Change 3 scaling settings". None: "No change".
     """
-    if not isinstance(old, Scenario) or not isinstance(new, Scenario):
-        raise v.InputError("scenario", "describe_change compares two scenarios")
+    v.instance("old", old, Scenario, "a scenario")
+    v.instance("new", new, Scenario, "a scenario")
     if type(old) is not type(new):
-        raise v.InputError("scenario", f"cannot compare a {old.kind} scenario with a {new.kind} scenario")
+        raise v.InputError("new", f"cannot compare a {old.kind} scenario (old) with a {new.kind} scenario")
     changed = [n for n in old.field_names() if getattr(old, n) != getattr(new, n)]
     if not changed:
         return "No change"

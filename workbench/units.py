@@ -310,14 +310,16 @@ def _unit_problem(unit: str, word: str, original: str) -> str:
 
 
 @v.public
-def parse_quantity(text: str, unit: str, *, name: str = "value") -> float:
+def parse_quantity(text: str, unit: str, *, name: str = "text") -> float:
     """The SI value of ``text`` read as a quantity of the field unit ``unit``.
 
     ``parse_quantity("3.35 TB/s", "B/s") == 3.35e12``; ``parse_quantity("256 MiB", "B")
     == 256 * 2**20``; a bare number is in the base unit. See the module docstring for every
     accepted spelling. A real number (not text) is taken as already in the base unit.
-    Raises :class:`UnitError` naming ``name`` with a message that says what to fix.
+    Raises :class:`UnitError` naming ``name`` (the field's name; "text", the parameter, by
+    default) with a message that says what to fix.
     """
+    name = v.text("name", name)
     unit = _check_unit(unit)
     if isinstance(text, numbers.Real) and not isinstance(text, bool):
         try:
@@ -369,6 +371,22 @@ def parse_quantity(text: str, unit: str, *, name: str = "value") -> float:
 
 
 # -- formatting ----------------------------------------------------------------------------
+#: The largest fraction a "%" field can show: 100 x it is the largest float.
+_MAX_FRACTION = 1.7976931348623157e306
+
+def _scientific(x: float, digits: int) -> str:
+    """``x`` as "4.8e22" to ``digits`` significant digits; near the top of the float range, where
+    rounding up would read back as infinity ("1.8e308"), the shortest exact form instead."""
+    mant, exp = f"{x:.{digits - 1}e}".split("e")
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    text = f"{mant}e{int(exp)}"
+    if not math.isfinite(float(text)):
+        mant, exp = repr(float(x)).split("e")
+        text = f"{mant}e{int(exp)}"
+    return text
+
+
 def _fmt(x: float, digits: int) -> str:
     """``x`` to ``digits`` significant digits, keeping every integer digit, no trailing zeros.
 
@@ -378,10 +396,7 @@ def _fmt(x: float, digits: int) -> str:
         return "0"
     ax = abs(x)
     if ax >= 1e6 or ax < 1e-3:
-        mant, exp = f"{x:.{digits - 1}e}".split("e")
-        if "." in mant:
-            mant = mant.rstrip("0").rstrip(".")
-        return f"{mant}e{int(exp)}"
+        return _scientific(x, digits)
     exponent = math.floor(math.log10(ax))
     decimals = max(digits - 1 - exponent, 0)
     out = f"{x:.{decimals}f}"
@@ -445,11 +460,13 @@ def format_quantity(value: float, unit: str, digits: int = 3, binary: bool = Fal
     unit = _check_unit(unit)
     value = v.number("value", value)
     digits = v.integer("digits", digits, 1, 17)
-    if not isinstance(binary, bool):
-        raise InputError("binary", f"must be True or False, got {binary!r}")
+    v.flag("binary", binary)
     if binary and unit not in ("B", "B/s"):
         raise InputError("binary", f"binary prefixes apply to bytes only ('B', 'B/s'), not {unit!r}")
     if unit == "%":
+        if not math.isfinite(value * 100.0):
+            raise InputError("value", f"{value:g} is too large to show as a percentage "
+                                      f"(at most {_MAX_FRACTION:g}, {_MAX_FRACTION * 100:g}%)")
         return _fmt(value * 100.0, digits) + "%"
     ladder = _ladder(unit, binary)
     base = next(i for i, (_, scale, _t) in enumerate(ladder) if scale == 1.0)
@@ -466,9 +483,7 @@ def format_quantity(value: float, unit: str, digits: int = 3, binary: bool = Fal
     if index == len(ladder) - 1 and abs(float(text)) >= 1000 and ladder[index][1] != 1.0:
         # Beyond the largest prefix: scientific notation in the base unit reads better.
         index = base
-        mant, exp = f"{value:.{digits - 1}e}".split("e")
-        mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
-        text = f"{mant}e{int(exp)}"
+        text = _scientific(value, digits)
     return _join(text, ladder[index][0], unit)
 
 
@@ -503,6 +518,7 @@ def best_prefix(value: float, unit: str, binary: bool = False) -> tuple[str, flo
     """
     unit = _check_unit(unit)
     value = abs(v.number("value", value))
+    v.flag("binary", binary)
     if binary and unit not in ("B", "B/s"):
         raise InputError("binary", f"binary prefixes apply to bytes only ('B', 'B/s'), not {unit!r}")
     if binary:

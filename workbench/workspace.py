@@ -55,6 +55,7 @@ PRECISION_FALLBACK_ORDER: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp3
 
 def precision_fallback(hw: Hardware, wanted: str) -> str:
     """``wanted`` where ``hw`` has it, else the first of ``PRECISION_FALLBACK_ORDER`` it has."""
+    v.instance("hw", hw, Hardware)
     if wanted in hw.precisions:
         return wanted
     return next((p for p in PRECISION_FALLBACK_ORDER if p in hw.precisions), hw.precisions[0])
@@ -71,10 +72,30 @@ class Workspace:
     overrides: frozenset[str] = frozenset()
     active: str = ""
 
+    def __post_init__(self) -> None:
+        v.instance("plan", self.plan, RunPlan)
+        v.flag("sparse", self.sparse)
+        if not isinstance(self.scenarios, Mapping):
+            raise v.InputError("scenarios", f"must be a mapping of panel kind to scenario, got "
+                                            f"{v._describe(self.scenarios)}")
+        for kind, scenario in self.scenarios.items():
+            v.text("scenarios", kind)
+            v.instance(f"scenarios[{kind!r}]", scenario, Scenario, "a scenario")
+        if isinstance(self.overrides, (str, bytes)) or not isinstance(self.overrides, (set, frozenset, list, tuple)):
+            raise v.InputError("overrides", f"must be a set of panel kinds, got {v._describe(self.overrides)}")
+        for kind in self.overrides:
+            v.text("overrides", kind)
+        object.__setattr__(self, "overrides", frozenset(self.overrides))
+        v.text("active", self.active, allow_empty=True)
+
     def with_scenario(self, kind: str, scenario: Scenario) -> Workspace:
+        kind = v.text("kind", kind)
+        v.instance("scenario", scenario, Scenario, "a scenario")
         return replace(self, scenarios={**self.scenarios, kind: scenario})
 
     def with_override(self, kind: str, on: bool) -> Workspace:
+        kind = v.text("kind", kind)
+        on = v.flag("on", on)
         overrides = set(self.overrides)
         (overrides.add if on else overrides.discard)(kind)
         return replace(self, overrides=frozenset(overrides))
@@ -144,16 +165,19 @@ class Workspace:
 # -- the shared context as earlier releases saw it -----------------------------------------------
 def dp_spans_nodes(plan: RunPlan) -> bool:
     """Whether the replicas of one GPU's shard (dp x cp, tp apart) sit on more than one node."""
+    v.instance("plan", plan, RunPlan)
     return plan.tp * plan.replicas > plan.gpus_per_node
 
 
 def sync_link(plan: RunPlan) -> str:
     """Preset key of the link the gradient synchronisation crosses ("" for the GPU's own link)."""
+    v.instance("plan", plan, RunPlan)
     return plan.inter_node if dp_spans_nodes(plan) else (plan.intra_node or "")
 
 
 def context_of(plan: RunPlan, sparse: bool = False) -> RunContext:
     """The plan as the shared context of version 1 (what a panel's old-style fields read)."""
+    v.instance("plan", plan, RunPlan)
     return RunContext(hardware=plan.hardware, n_gpus=plan.n_gpus, precision=plan.precision,
                       sparse=sparse, interconnect=sync_link(plan), model_params=plan.n_params,
                       train_tokens=plan.train_tokens)
@@ -164,6 +188,8 @@ def plan_from_context(context: RunContext, base: RunPlan = DEFAULT_PLAN) -> tupl
     """Migrate a version-1 context: hardware, GPUs, precision, tokens and the link carry over;
     the model is ``base``'s shape scaled to the context's size. Returns the plan and a note
     of anything adjusted to make the layout valid ("" when nothing was)."""
+    v.instance("context", context, RunContext)
+    v.instance("base", base, RunPlan)
     notes: list[str] = []
     plan = base
     # field by field: one that cannot be carried over is named, the rest still are
@@ -199,7 +225,8 @@ def fit_gpus(plan: RunPlan, n_gpus: int) -> tuple[RunPlan, str]:
     The global batch grows or shrinks with the data-parallel replicas (same micro-batches per
     replica); a GPU count tp x pp x cp does not divide raises InputError saying which would.
     """
-    count = v.integer("n_gpus", n_gpus, 1, RunPlan.MAX_GPUS)
+    v.instance("plan", plan, RunPlan)
+    count = v.gpu_count("n_gpus", n_gpus)
     split = plan.tp * plan.pp * plan.cp
     if count % split:
         below = max(split, count // split * split)
@@ -231,7 +258,18 @@ def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **chan
     ``lookup(key)`` finds a hardware preset (None when unknown). Raises InputError naming the
     field.
     """
-    changes = {CONTEXT_TO_PLAN.get(k, k): val for k, val in changes.items()}
+    v.instance("plan", plan, RunPlan)
+    v.function("lookup", lookup, "a function key -> Hardware or None")
+    given = {CONTEXT_TO_PLAN.get(k, k): k for k in changes}  # plan field -> the name the caller used
+    try:
+        return _edit_plan(plan, lookup, {CONTEXT_TO_PLAN.get(k, k): val for k, val in changes.items()})
+    except v.InputError as exc:
+        if exc.parameter in given and given[exc.parameter] != exc.parameter:
+            raise type(exc)(given[exc.parameter], str(exc).split(": ", 1)[-1]) from None
+        raise
+
+
+def _edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], changes: dict[str, Any]) -> RunPlan:
     key = changes.get("hardware", plan.hardware)
     hw = lookup(key)
     if hw is not None:
@@ -289,6 +327,16 @@ class PlanView:
     prediction: Prediction | None = None  # None when the plan cannot be predicted
     has_hardware: Callable[[str], bool] = lambda _key: True
     problem: str = ""  # why there is no prediction
+
+    def __post_init__(self) -> None:
+        v.instance("plan", self.plan, RunPlan)
+        v.flag("sparse", self.sparse)
+        if self.hardware is not None:
+            v.instance("hardware", self.hardware, Hardware, "a Hardware or None")
+        if self.prediction is not None:
+            v.instance("prediction", self.prediction, Prediction, "a Prediction or None")
+        v.function("has_hardware", self.has_hardware, "a function key -> bool")
+        v.text("problem", self.problem, allow_empty=True)
 
 
 def _roofline(s: RooflineScenario, view: PlanView) -> RooflineScenario:
@@ -399,12 +447,16 @@ FOLLOWERS: dict[str, Callable[[Any, PlanView], Any]] = {
 
 def register_follower(kind: str, follow: Callable[[Any, PlanView], Any]) -> None:
     """How a new kind of panel follows the plan (kinds without one keep their scenario)."""
-    FOLLOWERS[v.text("kind", kind)] = follow
+    FOLLOWERS[v.text("kind", kind)] = v.function("follow", follow, "a function (scenario, PlanView) -> scenario")
 
 
 def follow_plan(kind: str, scenario: Any, view: PlanView) -> Any:
     """``scenario`` as it follows ``view``'s plan (itself for a kind with no follower, or when
     the plan's values do not fit the scenario: a bad value never replaces a good one)."""
+    kind = v.text("kind", kind)
+    v.instance("view", view, PlanView)
+    if scenario is not None:
+        v.instance("scenario", scenario, Scenario, "a scenario or None")
     follow = FOLLOWERS.get(kind)
     if follow is None or scenario is None:
         return scenario

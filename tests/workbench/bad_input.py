@@ -131,17 +131,20 @@ def names_parameter(exc: BaseException, param: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(param)}(?!\w)", str(exc)) is not None
 
 
-def bad_value_problem(func, good, param, bad):
-    """Why ``func(**good)`` with ``param`` set to ``bad`` breaks the contract, or None."""
+def bad_value_problem(func, good, param, bad, named=None):
+    """Why ``func(**good)`` with ``param`` set to ``bad`` breaks the contract, or None.
+    ``named`` is the name the error must use when it is not the parameter's own (a text
+    parser that names the field the text belongs to)."""
     value = (bad,) if is_var_positional(func, param) else bad
+    named = named or param
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             result = call(func, {**good, param: value})
     except (ValueError, TypeError) as exc:
-        if names_parameter(exc, param):
+        if names_parameter(exc, named):
             return None
-        return f"{type(exc).__name__} that does not name {param!r}: {exc}"
+        return f"{type(exc).__name__} that does not name {named!r}: {exc}"
     except Exception as exc:  # noqa: BLE001 - any other exception is the finding
         return f"{type(exc).__name__}: {exc}"
     where = non_finite(result)

@@ -137,7 +137,7 @@ def test_lookup_errors_name_the_parameter():
     hw = make()
     with pytest.raises(ValueError, match="^precision:.*fp64"):
         hw.peak_flops("fp64")
-    with pytest.raises(ValueError, match="^memory level:"):
+    with pytest.raises(ValueError, match="^name:.*no memory level 'L3'"):
         hw.memory_level("L3")
 
 
@@ -146,11 +146,14 @@ def test_lookup_errors_name_the_parameter():
     [
         ("not a mapping", "hardware"),
         ({"name": "x", "vendor": "v", "compute": [], "memory": [], "colour": "green"}, "colour"),
-        ({"name": "x", "vendor": "v", "compute": ["bf16"], "memory": []}, "hardware"),
+        ({"name": "x", "vendor": "v", "compute": ["bf16"], "memory": []}, r"compute\[0\]"),
         ({"name": "x", "vendor": "v", "compute": [{"precision": "bf16", "dense_flops": 1, "source": "s", "x": 1}],
-          "memory": [{"name": "HBM", "bandwidth": 1, "source": "s"}]}, "hardware"),
+          "memory": [{"name": "HBM", "bandwidth": 1, "source": "s"}]}, r"compute\[0\]\.x"),
         ({"name": "x", "vendor": "v", "compute": [{"precision": "bf16", "dense_flops": "fast", "source": "s"}],
-          "memory": [{"name": "HBM", "bandwidth": 1, "source": "s"}]}, "dense_flops"),
+          "memory": [{"name": "HBM", "bandwidth": 1, "source": "s"}]}, r"compute\[0\]\.dense_flops"),
+        ({"name": "x", "vendor": "v", "compute": [{"precision": "bf16", "source": "s"}],
+          "memory": [{"name": "HBM", "bandwidth": 1, "source": "s"}]}, r"compute\[0\]\.dense_flops"),
+        ({"vendor": "v", "compute": [], "memory": []}, "name"),
         ({"name": "x", "vendor": "v", "compute": [{"precision": "bf16", "dense_flops": 1, "source": "s"}],
           "memory": []}, "memory"),
     ],

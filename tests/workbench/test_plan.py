@@ -65,7 +65,7 @@ def test_a_plan_round_trips_through_json_with_its_kind_and_version():
     ({"zero": 4}, "zero", "ZeRO stage"),
     ({"n_params": float("nan")}, "n_params", "finite"),
     ({"train_tokens": 10**400}, "train_tokens", "too large"),
-    ({"train_tokens": 1e30}, "train_tokens", "<= 1e+18"),
+    ({"train_tokens": 1e30}, "train_tokens", "at most 1e+18 tokens"),
     ({"seq_len": 1 << 30}, "seq_len", "between 1 and 16,777,216"),
     ({"n_params": 8e9}, "n_params", "do not match the model shape"),
     ({"zero": 1.0}, "zero", "ZeRO stage"),

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from workbench import _validate as v
 from workbench._validate import InputError
 from workbench.hardware import PRECISIONS
 from workbench.kernels import Kernel
@@ -287,6 +288,20 @@ def test_to_json_is_stable_and_sorted():
 finite = st.floats(allow_nan=False, allow_infinity=False)
 positive = st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False)
 non_negative = st.floats(min_value=0.0, max_value=1e300) | st.just(0.0)
+
+
+def within(low, high):
+    """Any float a field bounded to [low, high] accepts (low itself excluded when it is 0)."""
+    values = st.floats(min_value=low, max_value=high, exclude_min=low == 0)
+    return values | st.just(0.0) if low == 0 else values
+
+
+def up_to(high):
+    """A field that may be 0 and goes up to ``high``."""
+    return st.floats(min_value=0.0, max_value=high)
+
+
+tokens_per_s = within(v.MIN_TOKENS_PER_S, v.MAX_TOKENS_PER_S)
 unit_interval = st.floats(min_value=0.0, max_value=1.0)
 keys = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
                max_size=20).filter(lambda t: t.strip() == t and t)
@@ -314,7 +329,7 @@ def collective(draw):
         collective=draw(st.sampled_from(COLLECTIVES)),
         n_ranks=n,
         schedule=draw(st.sampled_from(("conceptual", "ring"))),
-        message_bytes=draw(positive),
+        message_bytes=draw(within(1e-300, v.MAX_BYTES)),
         root=draw(st.integers(0, n - 1)),
         step=draw(st.integers(0, 10**6)),
     )
@@ -326,10 +341,10 @@ def allreduce(draw):
     hi = draw(st.floats(min_value=lo * 2, max_value=1e15))
     return AllReduceScenario(
         collective=draw(st.sampled_from(COLLECTIVES)),
-        size_bytes=draw(positive),
+        size_bytes=draw(within(1e-300, v.MAX_BYTES)),
         n_ranks=draw(st.integers(2, 1_000_000)),
-        link_bw=draw(positive),
-        alpha=draw(non_negative),
+        link_bw=draw(within(1.0, v.MAX_BANDWIDTH)),
+        alpha=draw(up_to(10.0)),
         interconnect=draw(st.just("") | keys),
         size_min=lo,
         size_max=hi,
@@ -343,41 +358,41 @@ scaling = st.builds(
     precision=st.sampled_from(PRECISIONS),
     sparse=st.booleans(),
     n_gpus=st.integers(1, 10_000_000),
-    n_params=positive,
+    n_params=within(1e-300, v.MAX_PARAMS),
     n_layers=st.integers(0, 1000),
     d_model=st.integers(0, 100_000),
     seq_len=st.integers(0, 10**7),
-    tokens_per_s=positive,
+    tokens_per_s=tokens_per_s,
     recompute=st.sampled_from(("none", "full")),
     serial_fraction=unit_interval,
     mode=st.sampled_from(("strong", "weak")),
-    measured=st.lists(st.tuples(st.integers(1, 100_000), positive), max_size=6).map(tuple),
+    measured=st.lists(st.tuples(st.integers(1, 100_000), tokens_per_s), max_size=6).map(tuple),
     pipeline_stages=st.integers(1, 64),
     microbatches=st.integers(1, 1024),
-    comm_time_s=non_negative,
+    comm_time_s=up_to(v.MAX_SECONDS),
     overlap=unit_interval,
-    dataloader_wait_s=non_negative,
-    bytes_per_token=non_negative,
-    checkpoint_bytes=non_negative,
-    checkpoint_interval_s=positive,
+    dataloader_wait_s=up_to(v.MAX_SECONDS),
+    bytes_per_token=up_to(1e6),
+    checkpoint_bytes=up_to(v.MAX_BYTES),
+    checkpoint_interval_s=within(1.0, v.MAX_SECONDS),
 )
 
 power = st.builds(
     PowerScenario,
     hardware=keys,
     n_gpus=st.integers(1, 10**6),
-    power_cap_w=st.none() | positive,
+    power_cap_w=st.none() | within(1e-300, v.MAX_GPU_POWER_W),
     static_fraction=st.floats(min_value=0.0, max_value=1.0, exclude_max=True),
     min_voltage_fraction=st.floats(min_value=0.0, max_value=1.0, exclude_min=True),
     compute_bound_share=unit_interval,
-    tokens_per_s_per_gpu=positive,
-    train_tokens=positive,
-    host_overhead_w_per_gpu=non_negative,
+    tokens_per_s_per_gpu=tokens_per_s,
+    train_tokens=within(1e-300, v.MAX_TOKENS),
+    host_overhead_w_per_gpu=up_to(v.MAX_GPU_POWER_W),
     pue=st.floats(min_value=1.0, max_value=5.0),
-    grid_g_per_kwh=non_negative,
+    grid_g_per_kwh=up_to(v.MAX_GRID_G_PER_KWH),
     region=keys,
-    energy_price_per_kwh=non_negative,
-    gpu_hour_price=non_negative,
+    energy_price_per_kwh=up_to(v.MAX_PRICE),
+    gpu_hour_price=up_to(v.MAX_PRICE),
     currency=st.sampled_from(("USD", "EUR", "GBP", "€", "CHF")),
 )
 

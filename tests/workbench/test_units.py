@@ -213,7 +213,7 @@ def test_parse_rejects_with_a_helpful_message(text, unit, words):
     assert isinstance(err, InputError) and isinstance(err, ValueError)
     for word in words:
         assert word in err.hint, (word, err.hint)
-    assert str(err).startswith("value: ")
+    assert str(err).startswith("text: ")  # the parameter, unless name= says which field
 
 
 def test_error_names_the_field_when_told():
