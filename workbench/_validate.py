@@ -426,7 +426,9 @@ def public(func):
     parameters: an ``OverflowError`` or ``ZeroDivisionError`` raised inside, a
     :class:`NonFiniteError` that an inner call raised for one of its own parameters, and a
     NaN or infinity anywhere in the result all become a :class:`NonFiniteError` that names
-    the caller's input farthest from 1 in magnitude, the one that drove the overflow.
+    the caller's input farthest from 1 in magnitude, the one that drove the overflow (or
+    all of them, when none stands out). numpy's overflow warnings are silenced inside: the
+    error says it instead.
     """
     signature = inspect.signature(func)
 
@@ -436,7 +438,9 @@ def public(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            result = func(*args, **kwargs)
+            # numpy's overflow warnings would only repeat, less clearly, the error raised below
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                result = func(*args, **kwargs)
         except NonFiniteError as exc:
             bound = bind(args, kwargs)
             if _names_caller(exc.parameter, bound):

@@ -242,9 +242,9 @@ class RunPlan(Scenario):
             s("n_kv_heads", self.n_heads)
         s("n_kv_heads", _int("n_kv_heads", self.n_kv_heads, 1, self.n_heads))
         if self.n_heads % self.n_kv_heads:
-            raise v.InputError("n_kv_heads", f"must divide the {self.n_heads} heads, got {self.n_kv_heads}")
+            raise v.InputError("n_kv_heads", f"must divide the {self.n_heads} heads (n_heads), got {self.n_kv_heads}")
         if self.d_model % self.n_heads:
-            raise v.InputError("n_heads", f"must divide the model width {self.d_model}, got {self.n_heads}")
+            raise v.InputError("n_heads", f"must divide the model width d_model = {self.d_model}, got {self.n_heads}")
         if self.d_ffn is None:
             s("d_ffn", 4 * self.d_model)
         s("d_ffn", _int("d_ffn", self.d_ffn, 1, 10_000_000))
@@ -299,17 +299,18 @@ class RunPlan(Scenario):
                 "n_gpus", f"tp x pp x cp = {self.tp} x {self.pp} x {self.cp} = {model_parallel} must divide "
                 f"the GPU count {self.n_gpus:,}; use a multiple of {model_parallel} GPUs or change the split")
         if self.tp > self.n_heads:
-            raise v.InputError("tp", f"must be at most the {self.n_heads} attention heads, got {self.tp}")
+            raise v.InputError("tp", f"must be at most the {self.n_heads} attention heads (n_heads), got {self.tp}")
         if self.n_heads % self.tp:
-            raise v.InputError("tp", f"must divide the {self.n_heads} attention heads, got {self.tp}")
+            raise v.InputError("tp", f"must divide the {self.n_heads} attention heads (n_heads), got {self.tp}")
         if self.pp > self.n_layers:
-            raise v.InputError("pp", f"must be at most the {self.n_layers} layers, got {self.pp}")
+            raise v.InputError("pp", f"must be at most the {self.n_layers} layers (n_layers), got {self.pp}")
         if self.vp > 1 and self.pp == 1:
             raise v.InputError("vp", "virtual pipeline stages need pp > 1; set vp = 1")
         if self.pp * self.vp > self.n_layers:
-            raise v.InputError("vp", f"pp x vp = {self.pp * self.vp} chunks exceed the {self.n_layers} layers")
+            raise v.InputError("vp", f"pp x vp = {self.pp * self.vp} chunks exceed the {self.n_layers} layers "
+                                     "(n_layers)")
         if self.seq_len % self.cp:
-            raise v.InputError("cp", f"must divide the sequence length {self.seq_len}, got {self.cp}")
+            raise v.InputError("cp", f"must divide the sequence length seq_len = {self.seq_len}, got {self.cp}")
         if self.d_ffn % self.tp:
             raise v.InputError("tp", f"must divide the MLP width d_ffn = {self.d_ffn}, got {self.tp}")
         if (self.checkpoint_interval_s is None) != (self.checkpoint_write_bw is None):
@@ -321,15 +322,16 @@ class RunPlan(Scenario):
         if self.global_batch % per_step:
             raise v.InputError(
                 "global_batch", f"must be a multiple of dp x micro_batch = {self.dp} x {self.micro_batch} "
-                f"= {per_step}, got {self.global_batch:,}")
+                f"= {per_step} (dp = n_gpus / (tp x pp x cp)), got {self.global_batch:,}")
         if self.vp > 1 and self.microbatches % self.pp:
             raise v.InputError("vp", f"interleaved stages need the {self.microbatches} micro-batches per step "
-                               f"to be a multiple of pp = {self.pp}; raise the global batch or set vp = 1")
+                               f"to be a multiple of pp = {self.pp}; raise the global_batch or set vp = 1")
         shape = min((shape_params(self, gated) for gated in (False, True)), key=lambda n: abs(n - self.n_params))
         if not 0.75 <= shape / self.n_params <= 4 / 3:
             raise v.InputError(
                 "n_params", f"{self.n_params:.4g} parameters do not match the model shape, which holds "
-                f"about {shape:.4g}: change the parameter count or the layers, width and MLP")
+                f"about {shape:.4g}: change the parameter count or the shape (n_layers, d_model, n_heads, "
+                "n_kv_heads, d_ffn, vocab_size)")
 
     # -- derived counts ---------------------------------------------------------------------
     @property

@@ -499,7 +499,8 @@ def unit_label(unit: str, prefix: str = "") -> str:
         prefix = "u"
     if not isinstance(prefix, str) or prefix not in _UNIT_PREFIXES[unit]:
         allowed = ", ".join(repr("µ" if p == "u" else p) for p in _UNIT_PREFIXES[unit])
-        raise InputError("prefix", f"{unit or 'a plain number'} takes {allowed}; got {prefix!r}")
+        raise InputError("prefix", f"the unit {unit!r} ({UNIT_KINDS[unit].split(' ', 1)[1]}) takes {allowed}; "
+                                   f"got {v._describe(prefix)}")
     if prefix == "u":
         prefix = "µ"
     if unit == "%":

@@ -133,18 +133,18 @@ def names_parameter(exc: BaseException, param: str) -> bool:
 
 def bad_value_problem(func, good, param, bad, named=None):
     """Why ``func(**good)`` with ``param`` set to ``bad`` breaks the contract, or None.
-    ``named`` is the name the error must use when it is not the parameter's own (a text
-    parser that names the field the text belongs to)."""
+    ``named`` is the name (or names) the error may use instead of the parameter's own (a text
+    parser names the field the text belongs to)."""
     value = (bad,) if is_var_positional(func, param) else bad
-    named = named or param
+    names = (named,) if isinstance(named, str) else tuple(named or (param,))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             result = call(func, {**good, param: value})
     except (ValueError, TypeError) as exc:
-        if names_parameter(exc, named):
+        if any(names_parameter(exc, name) for name in names):
             return None
-        return f"{type(exc).__name__} that does not name {named!r}: {exc}"
+        return f"{type(exc).__name__} that does not name {' or '.join(map(repr, names))}: {exc}"
     except Exception as exc:  # noqa: BLE001 - any other exception is the finding
         return f"{type(exc).__name__}: {exc}"
     where = non_finite(result)

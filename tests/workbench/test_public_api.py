@@ -8,14 +8,19 @@ import dataclasses
 import functools
 import inspect
 import json
+import math
 
+import numpy as np
 import pytest
 from bad_input import BAD_VALUES, bad_value_problem, call, non_finite
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 
 import presets
 import presets.catalog
 import workbench
 from workbench import (
+    _validate,
     carbon,
     catalog,
     comms,
@@ -381,11 +386,12 @@ CALLS = [
 
 #: Text parsers whose errors name the field the text is, not their parameter: the Scaling
 #: panel's "measured" field, a scenario's JSON as the project file reports it, and the field a
-#: caller names with parse_quantity(name=...).
+#: caller names with parse_quantity(name=...) (also when another valid unit makes the text wrong).
 FIELD_NAMED = {
     ("scaling_analysis.parse_measured", "text"): "measured",
     ("scenarios.scenario_from_json", "text"): "json",
     ("units.parse_quantity", "text"): "link_bw",
+    ("units.parse_quantity", "unit"): ("unit", "link_bw"),
 }
 
 #: Readers of saved data: bad values go into the fields of the data (see the readers' test).
@@ -579,3 +585,213 @@ def test_readers_refuse_data_that_is_not_an_object(label, reader, data, bad):
         bad = []  # an empty object is data whose fields are missing, covered above
     with pytest.raises(workbench.InputError):
         reader(bad)
+
+
+# -- extreme but valid values: refused at the boundary, or finite all the way down -----------------
+#
+# Every numeric field of each scenario type is set to values from the smallest float to the
+# largest. What the scenario accepts must give finite numbers in everything computed from it (the
+# panel's analysis, the plan's prediction), or an InputError naming that field.
+
+FLOAT_EXTREMES = (5e-324, 1e-300, 1e-30, 1e-9, 1e-3, 0.5, 1.0, 1e3, 1e9, 1e15, 1e16, 1e18, 1e21, 1e30,
+                  1e100, 1e300, 1.7976931348623157e308)
+INT_EXTREMES = (0, 1, 2, 3, 7, 8, 64, 1024, 2**20, 2**24, 2**30, 10**7, 10**8, 2**53)
+
+PLAN_70B = plan.RunPlan(
+    n_params=70.6e9, n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, d_ffn=28672, vocab_size=128256,
+    seq_len=8192, hardware="h100-sxm", n_gpus=1024, intra_node="nvlink-4", tp=8, pp=4, cp=2, vp=2, zero=1,
+    sequence_parallel=True, global_batch=512, recompute="selective", train_tokens=15e12, power_cap_w=600.0,
+    storage_read_bw=5e9, checkpoint_interval_s=3600.0, checkpoint_write_bw=10e9, gpu_hour_price=2.0,
+)
+
+
+def _predict_all(p):
+    prediction = plan.predict(p, CATALOG)
+    return prediction, plan.what_if(prediction)
+
+
+DOWNSTREAM = {
+    "run_plan": _predict_all,
+    "scaling": lambda s: (scaling_analysis.analyse_scaling(s, 989e12, 1e12),
+                          scaling_analysis.speedup_sweep(s.serial_fraction, s.n_gpus, s.mode)),
+    "power": lambda s: (carbon.plan_for_scenario(s, 700.0, peak_flops=989e12),
+                        power.best_cap(s.cap_objective, 700.0, carbon.scenario_tokens_per_s(s, 989e12),
+                                       compute_bound_share=s.compute_bound_share, static_fraction=s.static_fraction,
+                                       min_voltage_fraction=s.min_voltage_fraction)),
+    "allreduce": lambda s: (comms_sweep.sweep(s.collective, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max),
+                            comms_sweep.operating_point(s.collective, s.size_bytes, s.n_ranks, s.link_bw, s.alpha)),
+    "collective": lambda s: comms.ring_time(s.collective, s.message_bytes, s.n_ranks, 1e11, 5e-6),
+    "context": lambda c: _predict_all(workspace.plan_from_context(c)[0]),
+}
+EXTREME_BASES = [
+    ("run_plan", PLAN), ("run_plan", PLAN_70B), ("scaling", SCALING), ("power", POWER),
+    ("power", POWER.with_changes(throughput_mfu=None, power_cap_w=400.0)),
+    ("allreduce", scenarios.AllReduceScenario()), ("collective", scenarios.CollectiveScenario()),
+    ("context", context.RunContext()),
+]
+
+
+def _numeric_fields(value):
+    for f in dataclasses.fields(value):
+        current = getattr(value, f.name)
+        if isinstance(current, bool) or f.name == "zero":
+            continue
+        if isinstance(current, int):
+            yield f.name, INT_EXTREMES
+        elif isinstance(current, float) or (current is None and "float" in str(f.type)):
+            yield f.name, FLOAT_EXTREMES
+
+
+@pytest.mark.parametrize(("kind", "base"), EXTREME_BASES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(EXTREME_BASES)])
+def test_extreme_valid_fields_give_finite_results_or_are_refused_naming_the_field(kind, base):
+    problems = []
+    for field, values in _numeric_fields(base):
+        for value in values:
+            try:
+                changed = base.with_changes(**{field: value})
+            except workbench.InputError:
+                continue  # refused at the boundary
+            try:
+                with np.errstate(all="ignore"):
+                    result = DOWNSTREAM[kind](changed)
+            except workbench.InputError as exc:
+                if exc.parameter != field and field not in str(exc):
+                    problems.append(f"{field}={value!r}: the error names another input: {exc}")
+                continue
+            except Exception as exc:  # noqa: BLE001 - the finding
+                problems.append(f"{field}={value!r}: {type(exc).__name__}: {exc}")
+                continue
+            if (where := non_finite(result)) is not None:
+                problems.append(f"{field}={value!r}: NaN or infinity at {where}")
+    assert not problems, f"{kind}: {len(problems)} problems\n" + "\n".join(problems[:40])
+
+
+class _ExtremeCatalog:
+    """One device and one NIC, with whatever figures a test draws (the built-in links besides)."""
+
+    def __init__(self, hw, nic):
+        self._hw, self._nic = hw, nic
+
+    def hardware(self, key):
+        return self._hw
+
+    def interconnect(self, key):
+        return self._nic if key == "nic-test" else CATALOG.interconnect(key)
+
+
+def _shape_params(n_layers, d_model, d_kv, d_ffn, vocab, gated):
+    attention = d_model * (d_model + 2 * d_kv) + d_model * d_model
+    return n_layers * (attention + (3 if gated else 2) * d_model * d_ffn + 2 * d_model) + 2 * vocab * d_model
+
+
+def _log_floats(low, high):
+    """Floats spread over every decade from ``low`` to ``high`` (not bunched near the top)."""
+    return st.floats(math.log10(low), math.log10(high)).map(lambda e: min(high, max(low, 10.0**e)))
+
+
+@st.composite
+def extreme_plans(draw):
+    """A valid RunPlan of any size the bounds allow, on a device of any figures they allow."""
+    tp = draw(st.sampled_from([1, 2, 4, 8, 16]))
+    pp = draw(st.sampled_from([1, 2, 4, 16, 64]))
+    vp = draw(st.sampled_from([1, 2])) if pp > 1 else 1
+    cp = draw(st.sampled_from([1, 2, 4]))
+    dp = draw(st.sampled_from([1, 2, 3, 64, 1000, 10_000]))
+    group = draw(st.sampled_from([1, 2, 8]))
+    heads = tp * group * draw(st.integers(1, 8))
+    head_dim = draw(st.sampled_from([1, 64, 128, 512]))
+    d_model = heads * head_dim
+    d_ffn = tp * draw(st.integers(1, 2**16))
+    n_layers = pp * vp * draw(st.integers(1, 40))
+    seq_len = cp * draw(st.sampled_from([1, 128, 8192, 2**20]))
+    micro_batch = draw(st.sampled_from([1, 2, 16]))
+    m = draw(st.sampled_from([1, 2, 8, 256])) * (pp if vp > 1 else 1)
+    vocab = draw(st.sampled_from([0, 32000, 10**6]))
+    gated = draw(st.booleans())
+    held = _shape_params(n_layers, d_model, heads // group * head_dim, d_ffn, vocab, gated)
+    n_gpus, global_batch = tp * pp * cp * dp, dp * micro_batch * m
+    assume(0 < held <= 1e16 and n_gpus <= _validate.MAX_GPUS and global_batch <= 2**30
+           and seq_len <= 2**24 and d_model <= 10**6 and n_layers <= 10_000)
+    rate = _log_floats(1.0, _validate.MAX_FLOPS)
+    hw = hardware.Hardware(
+        name="Test device", vendor="test",
+        compute=(hardware.ComputeRate("bf16", draw(rate), "test", sparsity_factor=2.0),),
+        memory=(hardware.MemoryLevel("HBM", draw(_log_floats(1.0, _validate.MAX_BANDWIDTH)), "test",
+                                     capacity=draw(st.none() | _log_floats(1.0, _validate.MAX_BYTES))),),
+        tdp_w=draw(st.none() | _log_floats(1e-3, _validate.MAX_GPU_POWER_W)), tdp_source="test",
+        host_power_w=draw(st.none() | st.floats(0.0, _validate.MAX_GPU_POWER_W)), host_power_source="test",
+        interconnect_bw=draw(_log_floats(1.0, _validate.MAX_BANDWIDTH)), interconnect_source="test",
+    )
+    nic = hardware.Interconnect("nic-test", "Test NIC", draw(_log_floats(1.0, _validate.MAX_BANDWIDTH)),
+                                draw(st.floats(0.0, hardware.MAX_LATENCY_S)), "test",
+                                achievable_fraction=draw(st.floats(1e-6, 1.0)))
+    bandwidth = st.none() | _log_floats(1.0, _validate.MAX_BANDWIDTH)
+    checkpoint = draw(st.booleans())
+    p = plan.RunPlan(
+        n_params=held * draw(st.floats(0.76, 1.3)), n_layers=n_layers, d_model=d_model, n_heads=heads,
+        n_kv_heads=heads // group, d_ffn=d_ffn, vocab_size=vocab, gated_mlp=gated, seq_len=seq_len,
+        hardware="test", n_gpus=n_gpus, gpus_per_node=draw(st.sampled_from([1, 8, 72])), inter_node="nic-test",
+        intra_node_bw=draw(bandwidth), inter_node_bw=draw(bandwidth),
+        gpu_memory_bytes=draw(st.none() | _log_floats(1.0, _validate.MAX_BYTES)),
+        tp=tp, pp=pp, cp=cp, vp=vp, zero=draw(st.sampled_from([0, 1, 2, 3])),
+        sequence_parallel=tp > 1 and draw(st.booleans()), tp_comm_overlap=draw(st.floats(0.0, 1.0)),
+        overlap_dp_comm=draw(st.booleans()), grad_reduce_precision=draw(st.sampled_from(["fp32", "bf16"])),
+        zero3_gather=draw(st.sampled_from(["per_layer", "per_tensor"])), flash_attention=draw(st.booleans()),
+        fused_kernels=draw(st.booleans()), micro_batch=micro_batch, global_batch=global_batch,
+        recompute=draw(st.sampled_from(["none", "selective", "op", "full"])),
+        train_tokens=draw(_log_floats(1e-300, _validate.MAX_TOKENS)),
+        bytes_per_token=draw(_log_floats(1e-300, 1e6)), storage_read_bw=draw(bandwidth),
+        checkpoint_interval_s=draw(_log_floats(1.0, _validate.MAX_SECONDS)) if checkpoint else None,
+        checkpoint_write_bw=draw(_log_floats(1.0, _validate.MAX_BANDWIDTH)) if checkpoint else None,
+        power_cap_w=draw(st.one_of(st.none(), st.none(), _log_floats(1e-300, _validate.MAX_GPU_POWER_W))),
+        host_overhead_w_per_gpu=draw(st.none() | st.floats(0.0, _validate.MAX_GPU_POWER_W)),
+        pue=draw(st.floats(1.0, 5.0)), grid_g_per_kwh=draw(st.floats(0.0, _validate.MAX_GRID_G_PER_KWH)),
+        energy_price_per_kwh=draw(st.floats(0.0, _validate.MAX_PRICE)),
+        gpu_hour_price=draw(st.floats(0.0, _validate.MAX_PRICE)),
+    )
+    return p, _ExtremeCatalog(hw, nic)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(extreme_plans())
+def test_any_valid_plan_predicts_finite_days_energy_and_cost_or_names_the_field(plan_and_catalog):
+    p, cat = plan_and_catalog
+    try:
+        prediction = plan.predict(p, cat)
+    except workbench.InputError as exc:
+        # only what the device cannot do for this plan: a cap below its lowest, a missing link
+        assert exc.parameter in ("power_cap_w", "intra_node"), str(exc)
+        event(f"refused: {exc.parameter}")
+        return
+    event("predicted")
+    assert non_finite(prediction) is None, non_finite(prediction)
+    assert prediction.train_time_s > 0 and prediction.step_time_s > 0 and 0 < prediction.mfu
+    assert non_finite(plan.what_if(prediction)) is None
+
+
+# -- the same contract for values hypothesis draws -----------------------------------------------
+ANY_VALUE = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**30), 10**30),
+    st.sampled_from([10**400, -(10**400), 2**53 + 1, 2**63, 2**64, 5e-324, -0.0]),
+    st.text(max_size=8),
+    st.none(),
+    st.booleans(),
+    st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=3),
+    st.lists(st.integers(-(10**20), 10**20), max_size=3),
+)
+#: Calls left out of the random walk: benchmarks that run for their size (bounded, but seconds
+#: at the top) and the command line (it reads sys.argv and prints).
+NOT_FUZZED = {"measure.stream_triad", "measure.matmul_peak", "measure.measure_machine", "plan_check.main"}
+FUZZED = [c for c in CALLS if c[0] not in NOT_FUZZED and c[2]]
+
+
+@pytest.mark.parametrize(("label", "func", "good"), FUZZED, ids=[c[0] for c in FUZZED])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_value_gives_a_finite_result_or_an_error_naming_the_parameter(label, func, good, runs_file, data):
+    good = _with_runs_file(good, runs_file)
+    param = data.draw(st.sampled_from(sorted(good)), label="param")
+    value = data.draw(ANY_VALUE, label="value")
+    problem = bad_value_problem(func, good, param, value, FIELD_NAMED.get((label, param)))
+    assert problem is None, f"{label}({param}={value!r}): {problem}"

@@ -96,3 +96,90 @@ def test_size_grid_point_count_unchanged_for_ordinary_ranges():
 def test_overflowing_results_are_refused_not_returned_as_infinity(call):
     with pytest.raises(ValueError, match="overflow"):
         call()
+
+
+# -- issue 14: the bad-value walk's findings, one example each ------------------------------------
+
+
+def test_an_infinite_ridge_point_names_the_bandwidth_that_makes_it():
+    with pytest.raises(InputError) as info:
+        workbench.roofline.ridge_point(1e15, 1e-308)
+    assert info.value.parameter == "mem_bw" and "too small" in str(info.value)
+
+
+def test_a_checkpoint_beyond_any_float_names_the_parameter_count():
+    with pytest.raises(InputError) as info:
+        workbench.pipeline.checkpoint_bytes(1e308)
+    assert info.value.parameter == "n_params" and "too large" in str(info.value)
+
+
+def test_integers_beyond_the_float_range_are_input_errors_not_overflow_errors():
+    for call, name in [
+        (lambda: workbench.carbon.run_summary(10**400, 3600.0, 700.0, 1.2, 475.0), "n_gpus"),
+        (lambda: workbench.mfu.flops_per_token(10**400), "n_params"),
+        (lambda: workbench.comms.ring_allreduce_time(10**400, 8, 1e11, 5e-6), "size_bytes"),
+        (lambda: workbench.kernels.gemm(10**400, 8, 8), "m"),
+    ]:
+        with pytest.raises(InputError) as info:
+            call()
+        assert info.value.parameter == name
+
+
+def test_plan_run_with_an_absurd_gpu_count_blames_the_gpu_count_with_its_range():
+    with pytest.raises(InputError) as info:
+        workbench.carbon.plan_run(700.0, 1e308, 1e12, 3000.0)
+    assert info.value.parameter == "n_gpus"
+    assert "between 1 and 10,000,000" in str(info.value)
+
+
+@pytest.mark.parametrize("field", ["energy_price_per_kwh", "gpu_hour_price", "duration_s", "gpu_power_w"])
+def test_run_costs_that_would_overflow_name_the_input(field):
+    good = dict(n_gpus=8, duration_s=86400.0, gpu_power_w=700.0, pue=1.2, grid_g_per_kwh=475.0,
+                energy_price_per_kwh=0.1, gpu_hour_price=2.0)
+    with pytest.raises(InputError) as info:
+        workbench.carbon.run_summary(**{**good, field: 1e308})
+    assert info.value.parameter == field
+
+
+def test_speedup_curve_is_bounded_and_says_so():
+    with pytest.raises(InputError) as info:
+        workbench.scaling.speedup_curve(0.05, 10**8)  # before: a MemoryError (800 MB per array)
+    assert info.value.parameter == "n_max" and "1,000,000" in str(info.value)
+    n, s = workbench.scaling.speedup_curve(0.05, 10**6)
+    assert n.size == 10**6 and np.all(np.isfinite(s))
+
+
+def test_a_percentage_beyond_the_float_range_is_refused_with_the_limit():
+    with pytest.raises(InputError) as info:  # before: "not enough values to unpack"
+        workbench.units.format_quantity(1e307, "%")
+    assert info.value.parameter == "value"
+    assert workbench.units.parse_quantity(workbench.units.format_quantity(1e306, "%"), "%") == pytest.approx(1e306)
+
+
+def test_the_largest_float_formats_to_text_that_reads_back():
+    top = np.finfo(float).max
+    for unit in ("W", "", "s", "B/s"):
+        text = workbench.units.format_quantity(top, unit)
+        assert workbench.units.parse_quantity(text, unit) == top, text
+
+
+def test_a_workspace_with_a_model_of_10_to_the_400_parameters_opens_with_a_named_error():
+    from workbench.workspace import DEFAULT_PLAN, Workspace
+
+    data = Workspace().to_dict()
+    data["plan"]["n_params"] = 10**400  # what json.loads gives for a 401-digit literal
+    with pytest.raises(InputError) as info:
+        Workspace.from_dict(data)
+    assert info.value.parameter == "n_params" and "finite" in str(info.value)
+    data["plan"]["n_params"] = 1e300  # finite, but no model is that large: refused at the boundary
+    with pytest.raises(InputError) as info:
+        Workspace.from_dict(data)
+    assert info.value.parameter == "n_params" and "1e+16" in str(info.value)
+    assert Workspace.from_dict(Workspace().to_dict())[0].plan == DEFAULT_PLAN
+
+
+def test_a_scenario_with_a_gpu_count_beyond_the_bound_says_the_range():
+    from workbench.scenarios import ScalingScenario
+
+    with pytest.raises(InputError, match="n_gpus: must be between 1 and 10,000,000"):
+        ScalingScenario(n_gpus=10**8)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from workbench import units
 from workbench._validate import InputError
 from workbench.units import (
     EXAMPLES,
@@ -360,3 +361,58 @@ def test_parse_never_returns_non_finite(text):
         except UnitError:
             continue
         assert math.isfinite(value)
+
+
+# -- properties over the whole grammar (issue 14) ------------------------------------------------
+# Random text alone rarely looks like a quantity, so these strings are built from the parser's own
+# pieces: signs, digit groups, decimals, exponents far beyond the float range, every prefix and
+# every spelling any field accepts, glued with and without spaces, plus stray characters.
+
+_WORDS = sorted({word for spellings in units._ACCEPT.values() for word in spellings} | {"KB", "Kb", "m", "b"})
+_digits = st.text(alphabet="0123456789", min_size=1, max_size=25)
+_grouped = st.lists(st.text(alphabet="0123456789", min_size=3, max_size=3), min_size=1, max_size=4).flatmap(
+    lambda groups: st.sampled_from([",", " ", "_"]).map(lambda sep: sep.join(["1", *groups])))
+_number = st.tuples(
+    st.sampled_from(["", "+", "-", "\u2212"]),
+    _digits | _grouped | st.just(""),
+    st.sampled_from(["", ".", "."]).flatmap(lambda dot: st.just(dot) if not dot else
+                                            _digits.map(lambda d: "." + d) | st.just(".")),
+    st.sampled_from(["", "e", "E"]).flatmap(lambda e: st.just("") if not e else st.tuples(
+        st.sampled_from(["", "+", "-"]), st.integers(0, 100_000)).map(lambda p: f"{e}{p[0]}{p[1]}")),
+).map("".join)
+_quantity = st.tuples(
+    st.sampled_from(["", " ", "  ", "\u00a0"]),
+    _number,
+    st.sampled_from(["", " ", "\u202f"]),
+    st.sampled_from(_WORDS) | st.text(max_size=4),
+    st.sampled_from(["", " CO2e", "CO2", "/s", " ", "x"]),
+).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(_quantity, st.text(max_size=40), st.sampled_from(["nan", "inf", "1e309", "-1e309", "1e308 EB",
+                                                                    "1.8e308", "179" + "9" * 400, "1e-400 PB"])))
+def test_any_text_parses_to_a_finite_value_or_raises_unit_error(text):
+    parsed = 0
+    for unit in UNITS:
+        try:
+            value = parse_quantity(text, unit)
+        except UnitError as exc:
+            assert exc.parameter == "text" and exc.hint
+            continue
+        assert isinstance(value, float) and math.isfinite(value), (text, unit, value)
+        parsed += 1
+    event("parses in some field" if parsed else "refused by every field")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(UNITS), st.integers(1, 17))
+def test_any_finite_value_formats_to_text_that_reads_back_or_is_refused(x, unit, digits):
+    try:
+        text = format_quantity(x, unit, digits)
+    except InputError as exc:  # only a percentage beyond the float range
+        assert unit == "%" and exc.parameter == "value" and not math.isfinite(x * 100)
+        return
+    back = parse_quantity(text, unit)
+    assert math.isfinite(back)
+    assert back == pytest.approx(x, rel=max(0.6 * 10.0 ** (1 - digits), 1e-15), abs=1e-300), text  # prefix scaling: an ulp
