@@ -22,6 +22,7 @@ from workbench import _validate as v
 from workbench._validate import InputError
 from workbench.collectives import Collective, parse_collective
 from workbench.nccl import NcclResult, parse_nccl_runs, parse_nccl_tests, rows_to_points
+from workbench.units import format_quantity
 
 __all__ = [
     "ALGORITHMS",
@@ -172,6 +173,31 @@ def best_algorithm(size_bytes, n_ranks, link_bw, alpha) -> str:
     return "tree" if tree < ring else "ring"
 
 
+@v.public
+def hierarchical_link(ranks_per_node, n_ranks, intra_bw, intra_alpha, inter_bw, inter_alpha) -> tuple[float, float]:
+    """(bytes/s, alpha) of the ring a collective over ``n_ranks`` runs on when
+    ``ranks_per_node`` of them share a node: NVLink (or PCIe) inside the node, NICs between.
+
+    Inside one node (``ranks_per_node >= n_ranks``): the intra-node link. Across nodes with
+    one rank per node: each GPU's own NIC. Otherwise (NCCL rings, one NIC per GPU) every
+    rank's traffic crosses the NICs of its node, ``ranks_per_node`` of them in parallel, so
+    the ring runs at min(intra_bw, ranks_per_node x inter_bw) with the network's latency
+    (8 x 24 GB/s = 192 GB/s busbw measured on DGX A100, NVIDIA/nccl issue 1576).
+    Bandwidths in bytes/s per GPU and direction, alphas in seconds per step.
+    """
+    k = v.gpu_count("ranks_per_node", ranks_per_node)
+    n = v.gpu_count("n_ranks", n_ranks)
+    intra = v.positive("intra_bw", intra_bw)
+    intra_a = v.non_negative("intra_alpha", intra_alpha)
+    inter = v.positive("inter_bw", inter_bw)
+    inter_a = v.non_negative("inter_alpha", inter_alpha)
+    if k >= n:
+        return intra, intra_a
+    if k == 1:  # one rank per node: no intra-node hop at all
+        return inter, inter_a
+    return min(intra, k * inter), inter_a
+
+
 # --- nccl-tests bandwidth conventions ------------------------------------------------------
 
 
@@ -212,20 +238,64 @@ def busbw(collective, size_bytes, time_s, n_ranks):
 # --- fitting measured times ----------------------------------------------------------------
 
 
+#: What :func:`fit_alpha_beta` needs on each side of the size S½ = alpha x B where the
+#: latency and the transfer term are equal: at least this many sizes below it (for alpha to be
+#: measured rather than extrapolated) and above it (for the bandwidth).
+MIN_POINTS_PER_REGION = 3
+#: Relative residuals (RMS of (t - fit) / t) up to which a fit is "good", then "fair"; above
+#: the second it is "poor". nccl-tests sweeps on real clusters land near 0.15-0.3: NCCL
+#: changes protocol (LL, LL128, Simple) and channel count with size, which one alpha and one
+#: bandwidth cannot follow exactly.
+GOOD_FIT_RMS = 0.10
+FAIR_FIT_RMS = 0.35
+
+#: Verdicts of a fit (:attr:`FitResult.verdict`).
+FIT_GOOD = "good"
+FIT_FAIR = "fair"
+FIT_POOR = "poor"
+FIT_NO_LATENCY = "latency not measured"
+FIT_NO_BANDWIDTH = "bandwidth not measured"
+FIT_TOO_FEW = "too few sizes"
+FIT_VERDICTS = (FIT_GOOD, FIT_FAIR, FIT_POOR, FIT_NO_LATENCY, FIT_NO_BANDWIDTH, FIT_TOO_FEW)
+
+
 @dataclass(frozen=True)
 class FitResult:
-    """Least-squares fit of t = alpha + S / bandwidth.
+    """Least-squares fit of t = alpha + S / bandwidth, and how far to trust it.
 
     ``alpha`` in seconds (may come out slightly negative when the data are poor),
     ``bandwidth`` in bytes/s (the algorithm bandwidth the sizes imply; multiply by
-    ``bus_factor`` for bus bandwidth), ``r2`` the coefficient of determination,
-    ``n_points`` the number of points used.
+    ``bus_factor`` for bus bandwidth), ``r2`` the coefficient of determination (on plain
+    times, so dominated by the largest messages), ``n_points`` the number of points used.
+
+    Quality: ``rel_rms`` and ``max_rel_residual`` are the RMS and the largest magnitude of
+    the relative residuals (t - fit) / t; ``half_size`` is S½ = alpha x bandwidth (bytes),
+    the size at which latency and transfer take equally long (0 when alpha <= 0);
+    ``n_latency`` and ``n_bandwidth`` count the sizes below and above it. ``alpha_measured``
+    is true only with at least ``MIN_POINTS_PER_REGION`` latency-dominated sizes (and alpha >
+    0), ``bandwidth_measured`` with as many bandwidth-dominated ones: otherwise that parameter
+    is an extrapolation of the line, not a measurement. ``verdict`` is one of
+    :data:`FIT_VERDICTS` and ``reason`` says it in a sentence.
     """
 
     alpha: float
     bandwidth: float
     r2: float
     n_points: int
+    rel_rms: float = 0.0
+    max_rel_residual: float = 0.0
+    half_size: float = 0.0
+    n_latency: int = 0
+    n_bandwidth: int = 0
+    alpha_measured: bool = True
+    bandwidth_measured: bool = True
+    verdict: str = FIT_GOOD
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """Both parameters measured and the line close enough to the points (good or fair)."""
+        return self.alpha_measured and self.bandwidth_measured and self.verdict in (FIT_GOOD, FIT_FAIR)
 
     @v.public
     def predict(self, size_bytes):
@@ -237,6 +307,53 @@ class FitResult:
 FIT_WEIGHTINGS = ("absolute", "relative")
 
 
+def _bytes_text(value: float) -> str:
+    return format_quantity(value, "B", binary=True)
+
+
+def _seconds_text(value: float) -> str:
+    return format_quantity(value, "s")
+
+
+def _assess(alpha: float, bandwidth: float, s: np.ndarray, t: np.ndarray, minimum: int):
+    """(rel_rms, max_rel, half_size, n_latency, n_bandwidth, alpha_ok, bandwidth_ok, verdict,
+    reason) of the line alpha + S / bandwidth through the points (s, t)."""
+    relative = (t - (alpha + s / bandwidth)) / t
+    rel_rms = float(np.sqrt(np.mean(relative**2)))
+    max_rel = float(np.max(np.abs(relative)))
+    half = alpha * bandwidth if alpha > 0 else 0.0
+    n_lat = int(np.count_nonzero(s < half))
+    n_bw = int(np.count_nonzero(s > half))
+    alpha_ok = alpha > 0 and n_lat >= minimum
+    bandwidth_ok = n_bw >= minimum
+    total = s.size
+    span = f"{_bytes_text(float(s.min()))} to {_bytes_text(float(s.max()))}"
+    where = (f"S½ = α·B = {_bytes_text(half)}, where latency and transfer take equally long"
+             if half > 0 else "the fitted α is not positive")
+    if not alpha_ok and not bandwidth_ok:
+        verdict = FIT_TOO_FEW
+        reason = (f"too few sizes on either side of {where}: {n_lat} below and {n_bw} above "
+                  f"(at least {minimum} each are needed); neither α nor B is measured")
+    elif not alpha_ok:
+        verdict = FIT_NO_LATENCY
+        shown = f"α = {_seconds_text(alpha)}" if alpha > 0 else "α"
+        reason = (f"{n_lat} of the {total} sizes ({span}) lie below {where} (at least {minimum} are "
+                  f"needed): {shown} is an extrapolation of the line, not a measured latency; "
+                  "the bandwidth is measured")
+    elif not bandwidth_ok:
+        verdict = FIT_NO_BANDWIDTH
+        reason = (f"{n_bw} of the {total} sizes ({span}) lie above {where} (at least {minimum} are "
+                  "needed): the bandwidth is an extrapolation, not measured; the latency is measured")
+    else:
+        verdict = FIT_GOOD if rel_rms <= GOOD_FIT_RMS else FIT_FAIR if rel_rms <= FAIR_FIT_RMS else FIT_POOR
+        reason = (f"the line misses the {total} points by {rel_rms:.0%} RMS, at most {max_rel:.0%} "
+                  f"({n_lat} latency-dominated sizes, {n_bw} bandwidth-dominated)")
+        if verdict != FIT_GOOD:
+            reason += ("; NCCL changes protocol and channel count with the size, which one α and one B "
+                       "cannot follow")
+    return rel_rms, max_rel, half, n_lat, n_bw, alpha_ok, bandwidth_ok, verdict, reason
+
+
 @v.public
 def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
     """Fit t = alpha + S / B to measured (size bytes, time seconds) points by least squares.
@@ -245,6 +362,11 @@ def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
     largest messages); ``"relative"`` minimises squared relative errors, which suits sweeps
     over many decades of size (nccl-tests' 8 B .. 8 GiB) and gives a more faithful alpha.
     ``r2`` is always computed on the plain (unweighted) times.
+
+    The result says how far to trust it (:class:`FitResult`): alpha counts as measured only
+    with at least :data:`MIN_POINTS_PER_REGION` sizes below S½ = alpha x B, the bandwidth only
+    with as many above. Four sizes from 128 MiB to 1 GiB fit a line whose alpha of half a millisecond
+    no point has measured: the verdict says so instead of reporting it as a latency.
 
     Needs at least two distinct sizes and times that grow with size; raises
     ``InputError`` otherwise.
@@ -269,4 +391,6 @@ def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
     ss_res = float(np.sum((t - predicted) ** 2))
     ss_tot = float(np.sum((t - t.mean()) ** 2))
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    return FitResult(float(alpha), float(scale / slope), r2, int(s.size))
+    bandwidth = float(scale / slope)
+    quality = _assess(float(alpha), bandwidth, s, t, MIN_POINTS_PER_REGION)
+    return FitResult(float(alpha), bandwidth, r2, int(s.size), *quality)

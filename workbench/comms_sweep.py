@@ -185,6 +185,124 @@ def operating_point(collective, size_bytes, n_ranks, link_bw, alpha) -> Operatin
     return OperatingPoint(op, size, n, ring, tree, best_name, best, crossover, alg, factor * alg, factor)
 
 
+#: The rank-count chart's default span: a pair of GPUs to a hundred thousand.
+RANKS_MIN = 2
+RANKS_MAX = 100_000
+
+
+@dataclass(frozen=True)
+class RankSweep:
+    """The model of one message of ``size_bytes`` over ``ranks`` (whole numbers, increasing).
+
+    ``ring``, ``tree`` (None without a tree) and ``best`` in seconds, as :class:`CommsSweep`;
+    ``ring_latency`` is the ring's latency term (ring steps x alpha) and ``ring_transfer`` the
+    rest (the bytes over the link), so they add up to ``ring``; ``latency_from`` is the
+    smallest rank count at which the latency term is at least the transfer term (None when it
+    never is up to the last rank count).
+    """
+
+    collective: str
+    size_bytes: float
+    link_bw: float
+    alpha: float
+    ranks: np.ndarray
+    ring: np.ndarray
+    tree: np.ndarray | None
+    best: np.ndarray
+    ring_latency: np.ndarray
+    ring_transfer: np.ndarray
+    latency_from: int | None
+
+
+def _rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
+    grid = np.unique(np.round(size_grid(float(n_min), float(n_max), points_per_decade)))
+    grid[0], grid[-1] = n_min, n_max
+    return grid
+
+
+@v.public
+def latency_takes_over(collective, size_bytes, link_bw, alpha, n_max: int = RANKS_MAX) -> int | None:
+    """The smallest rank count (2 .. ``n_max``) at which the ring's latency term (ring steps x
+    alpha) of one ``size_bytes`` message is at least its transfer term, None when it never is.
+    For all-reduce that is n >= S / (alpha B); found from :func:`comms.ring_time` itself (its
+    latency and transfer parts grow monotonically with n), so no formula is written twice."""
+    op = comms._operation(collective)
+    size = v.non_negative("size_bytes", size_bytes)
+    bw = v.positive("link_bw", link_bw)
+    a = v.non_negative("alpha", alpha)
+    top = v.integer("n_max", n_max, RANKS_MIN, v.MAX_GPUS)
+
+    def latency_wins(n: int) -> bool:
+        return float(_ring(op, 0.0, n, bw, a)) >= float(_ring(op, size, n, bw, 0.0))
+
+    if not latency_wins(top):
+        return None
+    lo, hi = RANKS_MIN, top
+    if latency_wins(lo):
+        return lo
+    while hi - lo > 1:  # latency_wins(lo) is False, latency_wins(hi) is True
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if latency_wins(mid) else (mid, hi)
+    return hi
+
+
+@v.public
+def rank_sweep(collective, size_bytes, link_bw, alpha, n_min: int = RANKS_MIN, n_max: int = RANKS_MAX,
+               points_per_decade: int = 24) -> RankSweep:
+    """The model of one message against rank count, ``n_min`` .. ``n_max`` (see :class:`RankSweep`)."""
+    op = comms._operation(collective)
+    size = v.non_negative("size_bytes", size_bytes)
+    bw = v.positive("link_bw", link_bw)
+    a = v.non_negative("alpha", alpha)
+    lo = v.integer("n_min", n_min, 1, v.MAX_GPUS)
+    hi = v.integer("n_max", n_max, 2, v.MAX_GPUS)
+    if not lo < hi:
+        raise InputError("n_max", f"must be > n_min ({lo}), got {hi}")
+    per_decade = v.integer("points_per_decade", points_per_decade, 1, 1000)
+    ranks = _rank_grid(lo, hi, per_decade)
+    ring = np.asarray(_ring(op, size, ranks, bw, a), dtype=float)
+    latency = np.asarray(_ring(op, 0.0, ranks, bw, a), dtype=float)
+    tree = comms.tree_allreduce_time(size, ranks, bw, a) if op in TREE_COLLECTIVES else None
+    return RankSweep(
+        collective=op, size_bytes=size, link_bw=bw, alpha=a, ranks=ranks, ring=ring, tree=tree,
+        best=ring if tree is None else np.minimum(ring, tree), ring_latency=latency,
+        ring_transfer=ring - latency, latency_from=latency_takes_over(op, size, bw, a, hi),
+    )
+
+
+@dataclass(frozen=True)
+class BandwidthSweep:
+    """The model of one message over ``n_ranks`` against the link bandwidth ``bandwidths``
+    (bytes/s, increasing): ``ring``, ``tree`` (None without a tree) and ``best`` in seconds."""
+
+    collective: str
+    size_bytes: float
+    n_ranks: int
+    alpha: float
+    bandwidths: np.ndarray
+    ring: np.ndarray
+    tree: np.ndarray | None
+    best: np.ndarray
+
+
+@v.public
+def bandwidth_sweep(collective, size_bytes, n_ranks, alpha, bw_min=1e9, bw_max=2e12,
+                    points_per_decade: int = 24) -> BandwidthSweep:
+    """The model of one message against the link bandwidth, ``bw_min`` .. ``bw_max`` bytes/s."""
+    op = comms._operation(collective)
+    size = v.non_negative("size_bytes", size_bytes)
+    n = v.gpu_count("n_ranks", n_ranks)
+    a = v.non_negative("alpha", alpha)
+    lo = v.bounded("bw_min", bw_min, 1.0, v.MAX_BANDWIDTH, "B/s")
+    hi = v.bounded("bw_max", bw_max, 1.0, v.MAX_BANDWIDTH, "B/s")
+    if not lo < hi:
+        raise InputError("bw_max", f"must be > bw_min ({lo:g}), got {hi:g}")
+    bandwidths = size_grid(lo, hi, v.integer("points_per_decade", points_per_decade, 1, 1000))
+    ring = np.asarray(_ring(op, size, n, bandwidths, a), dtype=float)
+    tree = comms.tree_allreduce_time(size, n, bandwidths, a) if op in TREE_COLLECTIVES else None
+    return BandwidthSweep(op, size, n, a, bandwidths, ring, tree, ring if tree is None else np.minimum(ring, tree))
+
+
 @v.public
 def ring_parameters_from_fit(fit: comms.FitResult, collective, n_ranks) -> tuple[float, float]:
     """(link_bw B/s, alpha s per step) of the ring model that reproduces a fitted line
@@ -235,6 +353,23 @@ class MeasuredLog:
         times = np.asarray(self.fit.predict(sizes), dtype=float)
         keep = times > 0
         return sizes[keep], times[keep]
+
+    @v.public
+    def time_at(self, size_bytes) -> float | None:
+        """The measured out-of-place time in seconds at ``size_bytes``, interpolated on log-log
+        axes between the nearest measured sizes (a measured size gives its own time); None
+        outside the measured range."""
+        size = v.positive("size_bytes", size_bytes)
+        if not len(self.sizes):
+            return None
+        order = np.argsort(self.sizes, kind="stable")
+        xs, ys = self.sizes[order], self.times[order]
+        if not xs[0] <= size <= xs[-1]:
+            return None
+        hit = np.flatnonzero(xs == size)
+        if hit.size:
+            return float(ys[hit[0]])
+        return float(np.exp(np.interp(np.log(size), np.log(xs), np.log(ys))))
 
     @v.public
     def fitted_ring_parameters(self, collective=None, n_ranks=None) -> tuple[float, float] | None:

@@ -676,18 +676,10 @@ def head_time(plan: RunPlan, dev: Device) -> float:
 
 
 def _group_link(ranks_inside: int, group: int, links: Links) -> tuple[float, float]:
-    """(bytes/s, alpha) of a collective over ``group`` ranks of which ``ranks_inside`` share a node.
-
-    Inside one node: the intra-node link. Across nodes (NCCL rings, one NIC per GPU): every
-    rank's traffic crosses the NICs of its node, ``ranks_inside`` of them in parallel, so the
-    ring runs at min(intra-node rate, ranks_inside x NIC rate) (8 x 24 GB/s = 192 GB/s busbw
-    measured on DGX A100, NVIDIA/nccl issue 1576) with the network's latency.
-    """
-    if ranks_inside >= group:
-        return links.intra_bw, links.intra_latency_s
-    if ranks_inside == 1:  # one rank per node: each GPU's own NIC (no intra-node hop at all)
-        return links.inter_bw, links.inter_latency_s
-    return min(links.intra_bw, ranks_inside * links.inter_bw), links.inter_latency_s
+    """(bytes/s, alpha) of a collective over ``group`` ranks of which ``ranks_inside`` share a
+    node: :func:`workbench.comms.hierarchical_link` over the plan's two links."""
+    return comms.hierarchical_link(ranks_inside, group, links.intra_bw, links.intra_latency_s,
+                                   links.inter_bw, links.inter_latency_s)
 
 
 def tensor_parallel_time(plan: RunPlan, links: Links) -> float:
