@@ -172,12 +172,13 @@ def integer(name: str, value: object, minimum: int | None = None, maximum: int |
     else:
         raise InputError(name, f"must be a whole number, got {_describe(value)}")
     top = MAX_WHOLE if maximum is None else maximum
+    shown = _num(result) if isinstance(value, numbers.Integral) else f"{float(value):g}"
     if minimum is not None and result < minimum:
-        raise InputError(name, f"must be >= {minimum}, got {_num(result)}")
+        raise InputError(name, f"must be >= {minimum}, got {shown}")
     if result > top:
         if minimum is not None:
-            raise InputError(name, f"must be between {_num(minimum)} and {_num(top)}, got {_num(result)}")
-        raise InputError(name, f"must be <= {_num(top)}, got {_num(result)}")
+            raise InputError(name, f"must be between {_num(minimum)} and {_num(top)}, got {shown}")
+        raise InputError(name, f"must be <= {_num(top)}, got {shown}")
     return result
 
 
@@ -396,17 +397,18 @@ def _overflow_error(func, bound: inspect.BoundArguments) -> NonFiniteError:
             arguments.pop(name, None)
     arguments.pop("self", None)
     candidates = [m for name, value in arguments.items() for m in _magnitudes(name, value)]
-    what = func.__name__.strip("_").replace("_", " ")
+    what = f"{func.__name__}()"
     if not candidates or max(m[2] for m in candidates) < _EXTREME:
         # no input stands out as extreme: name them all rather than guess
         names = ", ".join(arguments) or "inputs"
         return NonFiniteError(next(iter(arguments), "inputs"),
-                              f"{what} overflows with these values of {names}; check their magnitudes and units")
+                              f"{what} overflows with these values of {names} (its result would be beyond "
+                              "the float range, about 1.8e308, or undefined); check their magnitudes and units")
     name, value, _ = max(candidates, key=lambda m: m[2])
     size = "large" if isinstance(value, int) or abs(value) > 1 else "small"
     shown = _describe(value) if isinstance(value, int) else f"{value:g}"
-    return NonFiniteError(name, f"{shown} is too {size}: {what} would overflow (a result beyond "
-                                "1.8e308 or undefined); use a value of a sensible size and check its unit")
+    return NonFiniteError(name, f"{shown} is too {size}: {what} would overflow (its result would be beyond "
+                                "the float range, about 1.8e308, or undefined); check the value and its unit")
 
 
 def _names_caller(parameter: str, bound: inspect.BoundArguments) -> bool:

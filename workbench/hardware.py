@@ -31,6 +31,8 @@ PRECISION_BYTES: dict[str, float] = {
 }
 
 
+#: The most a structured-sparse rate may exceed the dense one (NVIDIA's 2:4 is 2).
+MAX_SPARSITY_FACTOR = 16.0
 #: The longest latency per algorithm step a link may have, in seconds.
 MAX_LATENCY_S = 10.0
 
@@ -56,7 +58,8 @@ class ComputeRate:
         v.text("note", self.note, allow_empty=True)
         v.text("achievable_source", self.achievable_source, allow_empty=True)
         if self.sparsity_factor is not None:
-            factor = v.in_range("sparsity_factor", self.sparsity_factor, 1.0, 16.0, low_inclusive=False)
+            factor = v.in_range("sparsity_factor", self.sparsity_factor, 1.0, MAX_SPARSITY_FACTOR,
+                                low_inclusive=False)
             object.__setattr__(self, "sparsity_factor", factor)
         if self.achievable_flops is not None:
             rate = v.in_range("achievable_flops", self.achievable_flops, 0.0, self.dense_flops,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench import _validate as v
-from workbench.hardware import PRECISION_LABELS, PRECISIONS, Hardware
+from workbench.hardware import MAX_SPARSITY_FACTOR, PRECISION_LABELS, PRECISIONS, Hardware
 from workbench.kernels import Kernel
 
 MEMORY = "memory"
@@ -115,8 +115,10 @@ class Roof:
 
     def __post_init__(self) -> None:
         v.text("label", self.label)
-        object.__setattr__(self, "peak_flops", v.positive("peak_flops", self.peak_flops))
-        object.__setattr__(self, "mem_bw", v.positive("mem_bw", self.mem_bw))
+        # a device's figures (workbench.hardware's bounds): the ridge peak / bandwidth stays finite
+        object.__setattr__(self, "peak_flops", v.bounded("peak_flops", self.peak_flops, 1.0,
+                                                         v.MAX_FLOPS * MAX_SPARSITY_FACTOR, "FLOP/s"))
+        object.__setattr__(self, "mem_bw", v.bounded("mem_bw", self.mem_bw, 1.0, v.MAX_BANDWIDTH, "B/s"))
         v.choice("kind", self.kind, ("compute", "memory", "l2"))
         v.choice("precision", self.precision, PRECISIONS)
         v.flag("sparse", self.sparse)

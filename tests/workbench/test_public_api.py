@@ -153,6 +153,19 @@ def _fields(value):
     return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
+def _known(func, **good):
+    """``good`` without the arguments ``func`` does not take (yet): a parameter another change
+    adds is walked once it is there, and the call stays good before."""
+    params = inspect.signature(func).parameters
+    return {k: val for k, val in good.items() if k in params}
+
+
+def _if_defined(module, name, **good):
+    """The CALLS entry of ``module.name`` if the module defines it (one being added elsewhere)."""
+    func = getattr(module, name, None)
+    return [(f"{module.__name__.rsplit('.', 1)[-1]}.{name}", func, good)] if func is not None else []
+
+
 PROGRESS = {"progress": lambda fraction, message: None, "cancelled": lambda: False}
 SHAPE_8B = dict(n_params=8.03e9, n_layers=32, d_model=4096, seq_len=8192)
 ROOFLINE_RATES = dict(peak_flops=989e12, mem_bw=3.35e12)
@@ -195,7 +208,10 @@ CALLS = [
     ("comms.algbw", comms.algbw, dict(size_bytes=1e9, time_s=0.01)),
     ("comms.busbw", comms.busbw, dict(collective="all_reduce", size_bytes=1e9, time_s=0.01, n_ranks=8)),
     ("comms.fit_alpha_beta", comms.fit_alpha_beta,
-     dict(sizes=[1e3, 1e6, 1e9], times=[1e-5, 2e-5, 1.1e-2], weighting="relative")),
+     _known(comms.fit_alpha_beta, sizes=[1e3, 1e6, 1e9], times=[1e-5, 2e-5, 1.1e-2], weighting="relative",
+            min_per_region=1)),
+    *_if_defined(comms, "hierarchical_link", ranks_per_node=8, n_ranks=64, intra_bw=450e9, intra_alpha=3.4e-6,
+                 inter_bw=50e9, inter_alpha=9.6e-6),
     ("comms.FitResult.predict", ALPHA_BETA.predict, dict(size_bytes=1e6)),
     # comms_sweep
     ("comms_sweep.has_tree", comms_sweep.has_tree, dict(collective="all_reduce")),
