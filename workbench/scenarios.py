@@ -125,6 +125,8 @@ FIELD_LABELS: dict[str, str] = {
     "size_min": "Smallest size",
     "size_max": "Largest size",
     "measured_log": "Measured log",
+    "measured_log_name": "Measured log name",
+    "more_logs": "More measured logs",
     # scaling
     "n_gpus": "GPU count",
     "n_params": "Parameters",
@@ -512,7 +514,14 @@ class CollectiveScenario(Scenario):
 
 @dataclass(frozen=True)
 class AllReduceScenario(Scenario):
-    """All-reduce cost model panel: alpha-beta model over a size sweep, optional measured log."""
+    """All-reduce cost model panel: alpha-beta model over a size sweep, measured nccl-tests logs.
+
+    Logs are kept as the text read from the file: the first in ``measured_log`` (named
+    ``measured_log_name``, as version 1 stored its only log), the others in ``more_logs`` as
+    (name, text) pairs; :attr:`logs` lists them all. ``inter_node`` is the NIC preset assumed
+    between nodes for logs whose ranks sit on several hosts. The three were added to version
+    1 with defaults, so a scenario saved with one unnamed log opens unchanged.
+    """
 
     kind: ClassVar[str] = "allreduce"
     schema_version: ClassVar[int] = 1
@@ -526,6 +535,14 @@ class AllReduceScenario(Scenario):
     size_min: float = 1024.0
     size_max: float = float(16 * GiB)
     measured_log: str = ""
+    measured_log_name: str = ""
+    more_logs: tuple[tuple[str, str], ...] = ()
+    inter_node: str = "nic-400g"
+
+    #: The most logs a scenario holds (one colour and marker each on the charts).
+    MAX_LOGS: ClassVar[int] = 6
+    #: Longest log name kept (a file name).
+    MAX_LOG_NAME: ClassVar[int] = 255
 
     def _check(self) -> None:
         v.choice("collective", self.collective, COLLECTIVES)
@@ -543,6 +560,47 @@ class AllReduceScenario(Scenario):
         self._set("size_max", hi)
         if not isinstance(self.measured_log, str):  # raw text: kept exactly, not stripped
             raise v.InputError("measured_log", f"must be text, got {v._describe(self.measured_log)}")
+        self._set("measured_log_name", self._log_name("measured_log_name", self.measured_log_name))
+        entries = []
+        for i, item in enumerate(_sequence("more_logs", self.more_logs)):
+            name = f"more_logs[{i}]"
+            pair = _sequence(name, item)
+            if len(pair) != 2:
+                raise v.InputError(name, f"must be a (name, text) pair, got {len(pair)} values")
+            if not isinstance(pair[1], str) or not pair[1]:
+                raise v.InputError(f"{name}.text", f"must be the text of a log, got {v._describe(pair[1])}")
+            entries.append((self._log_name(f"{name}.name", pair[0]), pair[1]))
+        if entries and not self.measured_log:
+            raise v.InputError("more_logs", "must be empty when there is no first log (measured_log)")
+        if 1 + len(entries) > self.MAX_LOGS:
+            raise v.InputError("more_logs", f"holds at most {self.MAX_LOGS - 1} logs besides the first, "
+                                            f"got {len(entries)}")
+        self._set("more_logs", tuple(entries))
+        self._set("inter_node", _key("inter_node", self.inter_node))
+
+    @classmethod
+    def _log_name(cls, field: str, value: Any) -> str:
+        name = v.text(field, value, allow_empty=True)
+        if len(name) > cls.MAX_LOG_NAME:
+            raise v.InputError(field, f"must be at most {cls.MAX_LOG_NAME} characters, got {len(name)}")
+        return name
+
+    @property
+    def logs(self) -> tuple[tuple[str, str], ...]:
+        """Every measured log as (name, text), the first one first (empty without a log)."""
+        if not self.measured_log:
+            return ()
+        return ((self.measured_log_name, self.measured_log), *self.more_logs)
+
+    @staticmethod
+    def log_fields(logs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, Any]:
+        """The field values that hold ``logs`` ((name, text) pairs, first one first), for
+        ``with_changes``: adding and removing a log is one edit."""
+        logs = tuple(logs)
+        if not logs:
+            return {"measured_log": "", "measured_log_name": "", "more_logs": ()}
+        (name, text), *rest = logs
+        return {"measured_log": text, "measured_log_name": name, "more_logs": tuple(rest)}
 
 
 @dataclass(frozen=True)
