@@ -5,7 +5,7 @@
     scaling-workbench new PROJECT      create a project with the built-in presets and samples
     scaling-workbench list PROJECT     print the saved scenarios, "kind<TAB>name" one a line
     scaling-workbench export PROJECT --scenario NAME [--kind KIND] [--png F] [--width PX]
-                                       [--svg F] [--csv F]
+                                       [--svg F] [--csv F] [--title [TEXT]] [--assumptions [TEXT]]
                                        render a saved scenario headless and write the files
     scaling-workbench --version
 
@@ -32,14 +32,38 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 
 
+def _escapes() -> dict[int, str]:
+    """Characters a terminal acts on, or that hide or reorder text, and their visible escapes:
+    C0 and C1 controls and DEL (ESC starts the sequences that set a window title or clear
+    the screen, BEL rings), line and paragraph separators, bidirectional overrides, and lone
+    surrogates (a file name that is not UTF-8), which cannot even be printed."""
+    table = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+    table.update({ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"})
+    for code in (0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
+                 *range(0xD800, 0xE000)):
+        table[code] = f"\\u{code:04x}"
+    return table
+
+
+_ESCAPES = _escapes()
+_ESCAPES_WITH_BACKSLASH = {**_ESCAPES, ord("\\"): "\\\\"}
+
+
+def _message(text: object) -> str:
+    """A message on one line, safe for a terminal: runs of white space become one space and
+    what is left of control characters shows as escapes (a backslash stays as it is)."""
+    return " ".join(str(text).split()).translate(_ESCAPES)
+
+
 def _fail(message: str) -> int:
-    print(f"{PROG}: " + " ".join(str(message).split()), file=sys.stderr)
+    print(f"{PROG}: " + _message(message), file=sys.stderr)
     return EXIT_FAILURE
 
 
 def _one_line(text: str) -> str:
-    """A stored name printed on one line: tabs and line breaks become visible escapes."""
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    """A stored name printed on one line and safe for a terminal: a backslash, tabs, line
+    breaks and every control character become visible escapes (ESC as \\x1b)."""
+    return str(text).translate(_ESCAPES_WITH_BACKSLASH)
 
 
 # -- sub-commands ----------------------------------------------------------------------------
@@ -55,7 +79,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
     with project:
         count = len(project.list_scenarios())
         presets = len(project.list_presets())
-    print(f"created {args.project} with {presets} hardware presets and {count} sample scenarios")
+    print(f"created {_one_line(args.project)} with {presets} hardware presets and {count} sample scenarios")
     return EXIT_OK
 
 
@@ -63,18 +87,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from storage import Project, ProjectError
 
     try:
-        project = Project.open(args.project)
+        # For reading only: nothing is written or removed beside the file (an old schema is
+        # migrated in memory, no backup is made).
+        project = Project.open(args.project, read_only=True)
     except ProjectError as exc:
         return _fail(str(exc))
     with project:
-        records = project.list_scenarios(args.kind)
-        problems = project.problems
+        try:
+            records = project.list_scenarios(args.kind)
+            problems = project.problems
+        except ProjectError as exc:
+            return _fail(str(exc))
     out = sys.stdout
     for record in records:
         out.write(f"{_one_line(record.kind)}\t{_one_line(record.name)}\n")
     out.flush()
     for problem in problems:
-        print(f"{PROG}: warning: {args.project}: {_one_line(problem)}", file=sys.stderr)
+        print(f"{PROG}: warning: {_message(args.project)}: {_message(problem)}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -116,7 +145,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         project=Path(args.project), scenario=args.scenario, kind=args.kind,
         png=Path(args.png) if args.png else None, width_px=args.width,
         svg=Path(args.svg) if args.svg else None, csv=Path(args.csv) if args.csv else None,
-        background=args.background,
+        background=args.background, title=args.title, assumptions=args.assumptions,
     )
     try:
         written = export_scenario(request)
@@ -140,9 +169,15 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--png", metavar="FILE", help="write the chart as a PNG image")
     parser.add_argument("--width", type=int, default=1920, metavar="PX", help="PNG width in pixels (default 1920)")
     parser.add_argument("--svg", metavar="FILE", help="write the chart as an SVG drawing")
-    parser.add_argument("--csv", metavar="FILE", help="write the chart's numbers as CSV (units in the headers)")
+    parser.add_argument("--csv", metavar="FILE",
+                        help="write the panel's results table and the chart's numbers as CSV (units named)")
     parser.add_argument("--background", choices=("white", "transparent"), default="white",
                         help="PNG/SVG background (default white)")
+    parser.add_argument("--title", nargs="?", const="", metavar="TEXT",
+                        help="for a slide: a title above the chart (PNG/SVG); without TEXT, the scenario's name")
+    parser.add_argument("--assumptions", nargs="?", const="", metavar="TEXT",
+                        help="for a slide: one line of assumptions above the chart (PNG/SVG); without TEXT, "
+                             "the scenario's hardware, GPUs, precision, model size and tokens")
     parser.set_defaults(handler=_cmd_export)
 
 

@@ -168,3 +168,102 @@ def test_gui_branch_is_chosen_for_a_project_path(monkeypatch, project_path):
     assert cli.main([str(project_path)]) == 0
     assert cli.main([]) == 0
     assert calls == [str(project_path), None]
+
+
+# -- hostile files and names (issue 14) -------------------------------------------------------
+
+
+def test_list_and_export_of_a_named_pipe_fail_at_once(tmp_path):
+    fifo = tmp_path / "p.swbproj"
+    os.mkfifo(fifo)
+    _assert_one_line_failure(run_cli("list", str(fifo), timeout=60), fifo, "is a named pipe, not a project file")
+    result = run_cli("export", str(fifo), "--scenario", "x", "--csv", str(tmp_path / "x.csv"), timeout=60)
+    _assert_one_line_failure(result, fifo, "is a named pipe")
+
+
+def test_list_escapes_terminal_control_sequences(project_path):
+    hostile = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\x9b\u202eevil"
+    conn = sqlite3.connect(project_path)
+    conn.execute("UPDATE scenarios SET name = ? WHERE name = 'Big run'", (hostile,))
+    conn.commit()
+    conn.close()
+    result = run_cli("list", str(project_path))
+    assert result.returncode == 0, result.stderr
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert raw not in result.stdout and raw not in result.stderr
+    assert "scaling\t\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\x9b\\u202eevil" in result.stdout.splitlines()
+
+
+def test_a_failure_message_with_control_characters_is_escaped(tmp_path):
+    path = tmp_path / "x\x1b[2J.swbproj"
+    result = run_cli("list", str(path))
+    assert result.returncode == 1 and "\x1b" not in result.stderr
+    assert "x\\x1b[2J.swbproj: no such file" in result.stderr
+
+
+def _v0_project(path: Path) -> Path:
+    from storage import migrations
+
+    conn = sqlite3.connect(path)
+    migrations.create_v0(conn)
+    conn.execute("INSERT INTO scenarios (kind, name, payload, created, modified) VALUES "
+                 "('power', 'Old one', '{\"kind\": \"power\", \"schema_version\": 1}', "
+                 "'2024-01-01 00:00:00', '2024-01-01 00:00:00')")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_list_writes_nothing_beside_an_old_or_a_wal_mode_project(tmp_path, project_path):
+    old = _v0_project(tmp_path / "old.swbproj")
+    conn = sqlite3.connect(project_path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.close()
+    before = {p: file_state(p) for p in (old, project_path)}
+    listing = sorted(os.listdir(tmp_path))
+    for _ in range(3):
+        result = run_cli("list", str(old))
+        assert result.returncode == 0 and result.stdout == "power\tOld one\n", result.stderr
+        result = run_cli("list", str(project_path))
+        assert result.returncode == 0 and "scaling\tBig run" in result.stdout.splitlines(), result.stderr
+    assert sorted(os.listdir(tmp_path)) == listing  # no .bak-v0, -2, -3, no -wal or -shm
+    assert {p: file_state(p) for p in (old, project_path)} == before
+
+
+def test_list_leaves_the_leftovers_of_a_killed_save_alone(project_path):
+    leftover = project_path.with_name("demo.swbproj.tmp-1a2b3c4d")
+    leftover.write_bytes(b"half a database")
+    stamp = project_path.stat().st_mtime - 1000
+    os.utime(leftover, (stamp, stamp))
+    assert run_cli("list", str(project_path)).returncode == 0
+    assert leftover.exists()  # the GUI's open removes it; a read-only command does not
+
+
+def test_list_warns_about_a_huge_kind_in_one_short_line(project_path):
+    conn = sqlite3.connect(project_path)
+    conn.execute("UPDATE scenarios SET kind = ? WHERE name = 'Big run'", ("k" * 100_000,))
+    conn.commit()
+    conn.close()
+    result = run_cli("list", str(project_path))
+    assert result.returncode == 0
+    (warning,) = result.stderr.splitlines()
+    assert len(warning) < 500 and "…(100000 characters)" in warning
+
+
+def test_new_on_a_full_disk_says_nothing_was_written(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from storage import fileio
+    from ui import cli
+
+    def full(source, dest):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fileio, "copy_database", full)
+    path = tmp_path / "new.swbproj"
+    assert cli.main(["new", str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(f"{path}: could not create the project: the disk is full; free some space or "
+                         "choose another disk; nothing was written")
+    assert "previous file" not in line
+    assert os.listdir(tmp_path) == []
