@@ -26,8 +26,9 @@ import numpy as np
 #: clusters built so far, so a count that looks like a typo is refused rather than modelled.
 MAX_GPUS = 10_000_000
 #: The most power one GPU (or its share of a node) may draw, in W: a hundred kilowatts, fifty
-#: times today's largest accelerator modules.
+#: times today's largest accelerator modules; a GPU's power limit is at least a milliwatt.
 MAX_GPU_POWER_W = 100_000.0
+MIN_GPU_POWER_W = 1e-3
 #: The largest model any input may describe, in parameters (1e16: ten thousand times today's
 #: largest dense models), and the most tokens a run may train on (1e18: some fifty thousand
 #: times a 2024 frontier run's 15T).
@@ -70,8 +71,12 @@ class NonFiniteError(InputError):
 
 def _describe(value: object) -> str:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**21:
-        return f"a whole number of {len(str(abs(int(value))))} digits"
-    text = repr(value)
+        # from its bits: str() of an int past 4,300 digits raises
+        return f"a whole number of about {int(abs(int(value)).bit_length() * math.log10(2)) + 1} digits"
+    try:
+        text = repr(value)
+    except ValueError:  # a list holding an int past Python's 4,300-digit limit
+        return f"a {type(value).__name__} holding a number too long to show"
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -176,7 +176,7 @@ def plan_run(
     ``train_tokens / (n_gpus x capped tokens/s per GPU)`` and every GPU draws the model's
     average power for that long (plus ``host_overhead_w_per_gpu``).
     """
-    tdp = v.bounded("hardware_tdp_w", hardware_tdp_w, 0.0, v.MAX_GPU_POWER_W, "W", low_open=True)
+    tdp = v.bounded("hardware_tdp_w", hardware_tdp_w, v.MIN_GPU_POWER_W, v.MAX_GPU_POWER_W, "W")
     gpus = v.gpu_count("n_gpus", n_gpus)
     tokens = v.positive("train_tokens", train_tokens)
     cap = tdp if power_cap_w is None else v.positive("power_cap_w", power_cap_w)
@@ -186,11 +186,13 @@ def plan_run(
             static_fraction, min_voltage_fraction, min_clock_fraction,
         )
     except v.InputError as exc:
-        renamed = {"cap_w": "power_cap_w", "tokens_per_s": "tokens_per_s_per_gpu",
-                   "tdp_w": "hardware_tdp_w"}.get(exc.parameter)
+        renamed = {"cap_w": "power_cap_w" if power_cap_w is not None else "hardware_tdp_w",
+                   "tokens_per_s": "tokens_per_s_per_gpu", "tdp_w": "hardware_tdp_w"}.get(exc.parameter)
         if renamed is None:
             raise
-        raise v.InputError(renamed, str(exc).split(": ", 1)[1]) from None
+        # the message names the power model's inputs too: in this function's words
+        message = str(exc).split(": ", 1)[1].replace("tdp_w=", "hardware_tdp_w=")
+        raise v.InputError(renamed, message) from None
     job_rate = gpus * float(perf.tokens_per_s)
     duration = float(duration_from_tokens(tokens, job_rate))
     summary = run_summary(

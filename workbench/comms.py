@@ -386,7 +386,7 @@ def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
     (alpha, slope), *_ = np.linalg.lstsq(design, t * w, rcond=None)
     # The size term at the largest size must stand clear of rounding noise in the times.
     if not slope > 1e-12 * float(np.max(t)):
-        raise InputError("times", "do not grow with size: no finite bandwidth fits these points")
+        raise InputError("times", "do not grow with the sizes: no finite bandwidth fits these points")
     predicted = alpha + slope * s / scale
     ss_res = float(np.sum((t - predicted) ** 2))
     ss_tot = float(np.sum((t - t.mean()) ** 2))

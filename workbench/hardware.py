@@ -62,8 +62,10 @@ class ComputeRate:
                                 low_inclusive=False)
             object.__setattr__(self, "sparsity_factor", factor)
         if self.achievable_flops is not None:
-            rate = v.in_range("achievable_flops", self.achievable_flops, 0.0, self.dense_flops,
-                              low_inclusive=False)
+            rate = v.number("achievable_flops", self.achievable_flops)
+            if not 0 < rate <= self.dense_flops:
+                raise v.InputError("achievable_flops", f"must be more than 0 and at most dense_flops "
+                                                       f"({self.dense_flops:g} FLOP/s), got {rate:g}")
             object.__setattr__(self, "achievable_flops", rate)
             v.text("achievable_source", self.achievable_source)
 
@@ -153,8 +155,8 @@ class Hardware:
         object.__setattr__(self, "compute", compute)
         object.__setattr__(self, "memory", memory)
         if self.tdp_w is not None:
-            object.__setattr__(self, "tdp_w", v.bounded("tdp_w", self.tdp_w, 0.0, v.MAX_GPU_POWER_W, "W",
-                                                        low_open=True))
+            object.__setattr__(self, "tdp_w", v.bounded("tdp_w", self.tdp_w, v.MIN_GPU_POWER_W,
+                                                        v.MAX_GPU_POWER_W, "W"))
             v.text("tdp_source", self.tdp_source)
         if self.host_power_w is not None:
             object.__setattr__(self, "host_power_w", v.bounded("host_power_w", self.host_power_w, 0.0,

@@ -113,7 +113,8 @@ def elementwise(
     n_writes = v.integer("writes", writes, minimum=0)
     if n_reads + n_writes == 0:
         raise v.InputError("reads", "reads + writes must be at least 1")
-    per_element = v.positive("flops_per_element", flops_per_element)
+    # a millionth to a million FLOPs per element: the intensity stays a number (5e-324 would be 0)
+    per_element = v.bounded("flops_per_element", flops_per_element, 1e-6, 1e6, "FLOP")
     return Kernel(
         name=_name(name, f"elementwise {n_reads}in/{n_writes}out x{count} {dt.upper()}"),
         flops=per_element * count,

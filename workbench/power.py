@@ -51,7 +51,7 @@ class _Model:
 
 def _model(tdp_w, static_fraction, min_voltage_fraction, min_clock_fraction=0.0) -> _Model:
     return _Model(
-        tdp=v.bounded("tdp_w", tdp_w, 0.0, v.MAX_GPU_POWER_W, "W", low_open=True),
+        tdp=v.bounded("tdp_w", tdp_w, v.MIN_GPU_POWER_W, v.MAX_GPU_POWER_W, "W"),
         static=v.fraction("static_fraction", static_fraction, allow_one=False),
         v0=v.fraction("min_voltage_fraction", min_voltage_fraction),
         f_min=v.fraction("min_clock_fraction", min_clock_fraction, allow_one=False),
@@ -67,11 +67,14 @@ def _clock(model: _Model, caps: np.ndarray, name: str) -> np.ndarray:
     lowest = _lowest_cap(model)
     if caps.size:
         if model.f_min == 0.0 and np.any(caps <= lowest):
-            raise v.InputError(name, f"must be > {lowest:g} W (the static power), got {caps.min():g}")
+            raise v.InputError(name, f"must be > {lowest:g} W (the static power: static_fraction="
+                                     f"{model.static:g} of tdp_w={model.tdp:g} W), got {caps.min():g}")
         if np.any(caps < lowest):
             raise v.InputError(
                 name,
-                f"must be >= {lowest:g} W (the power at min_clock_fraction={model.f_min:g}), "
+                f"must be >= {lowest:g} W (the power at min_clock_fraction={model.f_min:g} of a "
+                f"tdp_w={model.tdp:g} W GPU with static_fraction={model.static:g}, "
+                f"min_voltage_fraction={model.v0:g}), "
                 f"got {caps.min():g}",
             )
     lo = np.full(caps.shape, model.f_min)

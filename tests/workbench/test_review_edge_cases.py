@@ -27,7 +27,7 @@ def test_a_mistyped_tdp_is_refused_by_its_bound_before_any_sweep():
     with pytest.raises(InputError) as info:
         power.power_cap_sweep(1e9, 1000.0)
     assert info.value.parameter == "tdp_w"
-    assert "at most 100,000 W" in str(info.value)
+    assert "between 0.001 and 100,000 W" in str(info.value)
 
 
 def test_power_cap_sweep_accepts_the_largest_allowed_grid():
@@ -183,3 +183,12 @@ def test_a_scenario_with_a_gpu_count_beyond_the_bound_says_the_range():
 
     with pytest.raises(InputError, match="n_gpus: must be between 1 and 10,000,000"):
         ScalingScenario(n_gpus=10**8)
+
+
+def test_an_integer_past_pythons_digit_limit_is_described_not_printed():
+    # str() of an int beyond 4,300 digits raises ValueError itself: the message must not try
+    for bad in (10**5000, [10**5000]):
+        with pytest.raises(InputError) as info:
+            workbench.mfu.flops_per_token(bad)
+        assert info.value.parameter == "n_params"
+        assert "5001 digits" in str(info.value) or "too long to show" in str(info.value)
