@@ -15,6 +15,7 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     comms,
     comms_sweep,
     context,
+    energy,
     hardware,
     kernel_import,
     kernels,
@@ -28,6 +29,7 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     scaling,
     scaling_analysis,
     scenarios,
+    trainlog,
     units,
 )
 from workbench._validate import InputError  # noqa: E402,F401

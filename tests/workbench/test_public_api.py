@@ -57,6 +57,8 @@ CONTRACT = {
     "scaling.karp_flatt": ["speedup", "n"],
     "carbon.facility_energy_kwh": ["it_energy_kwh", "pue"],
     "carbon.emissions_kg": ["facility_energy_kwh", "grid_g_per_kwh"],
+    "trainlog.parse_training_log": ["text", "seq_len", "n_gpus"],
+    "energy.parse_energy_log": ["text"],
 }
 
 

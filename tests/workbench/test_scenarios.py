@@ -13,6 +13,7 @@ from workbench import _validate as v
 from workbench._validate import InputError
 from workbench.hardware import PRECISIONS
 from workbench.kernels import Kernel
+from workbench.measured import MeasuredScenario
 from workbench.plan import RunPlan
 from workbench.scenarios import (
     BINARY_FIELDS,
@@ -56,6 +57,7 @@ def test_the_six_kinds():
         "scaling": ScalingScenario,
         "power": PowerScenario,
         "run_plan": RunPlan,
+        "measured": MeasuredScenario,
     }
     for cls in ALL_TYPES:
         assert issubclass(cls, Scenario)
