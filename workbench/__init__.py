@@ -20,6 +20,7 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     kernel_import,
     kernels,
     measure,
+    measured,
     mfu,
     nccl,
     pipeline,

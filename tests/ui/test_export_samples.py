@@ -39,6 +39,7 @@ EXPECTED = {
     "scaling": (("GPUs (count)", "Speedup"), {th.BLUE: 400, th.GREEN: 600, th.OPERATING_POINT: 40}),
     "run_plan": (("Time in the step (s)",), {th.BLUE: 20000, th.ORANGE: 150}),
     "collective": (("rank 1", "slot 0"), {th.BLUE: 500, th.ORANGE: 400}),
+    "measured": (("Step (count)", "Per GPU (tokens/s)", "MFU (%)"), {th.BLUE: 800, th.ORANGE: 600}),
 }
 
 

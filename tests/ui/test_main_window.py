@@ -19,6 +19,7 @@ from ui import dialogs
 from ui import theme as th
 from ui.export import read_png_scenario
 from ui.main_window import KEY_RECENT, KEY_STATE, KEY_THEME, WORKSPACE_KEY, MainWindow
+from ui.panels import PANELS
 
 
 # -- fixtures ----------------------------------------------------------------------------------
@@ -90,14 +91,14 @@ def test_title_docks_and_view_menu(window, project_path):
     assert not window.isWindowModified()
     names = {dock.objectName() for dock in window.docks.values()} | {window.browser_dock.objectName()}
     assert names == {"dock.run_plan", "dock.roofline", "dock.collective", "dock.allreduce", "dock.scaling",
-                     "dock.power", "dock.browser"}
+                     "dock.power", "dock.measured", "dock.browser"}
     assert window.history_dock.objectName() == "dock.history" and window.history_dock.isHidden()
     view_actions = {a.text() for a in window.view_menu.actions()}
     for dock in window.docks.values():
         assert dock.toggleViewAction().text() in view_actions
         assert dock.features() & dock.DockWidgetFeature.DockWidgetClosable
         assert dock.features() & dock.DockWidgetFeature.DockWidgetFloatable
-    assert len(window.tabifiedDockWidgets(window.docks["run_plan"])) == 5
+    assert len(window.tabifiedDockWidgets(window.docks["run_plan"])) == len(PANELS) - 1
     assert window.active_kind() == "run_plan"  # the Run plan panel is in front
     assert window.recent_files()[0] == str(project_path.resolve())
 
@@ -623,7 +624,7 @@ def test_layout_persists_and_resets(qtbot, window, project_path):
     assert again.docks["power"].isHidden()
     again.action_reset_layout.trigger()
     assert not again.docks["power"].isHidden()
-    assert len(again.tabifiedDockWidgets(again.docks["run_plan"])) == 5
+    assert len(again.tabifiedDockWidgets(again.docks["run_plan"])) == len(PANELS) - 1
 
 
 def test_theme_choice_is_stored(qtbot, window):

@@ -72,7 +72,7 @@ def test_groups_the_sample_scenarios_by_kind_with_counts(browser, project):
     tree = browser.tree
     groups = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
     assert groups == ["Run plans (2)", "Roofline (1)", "Collectives (2)", "All-reduce (2)",
-                      "Scaling and MFU (2)", "Power and carbon (1)"]
+                      "Scaling and MFU (2)", "Power and carbon (1)", "Plan vs actual (1)"]
     scaling = browser.group_item("scaling")
     assert [scaling.child(i).text(0) for i in range(scaling.childCount())] == [
         "70B on 1,024 H100", "Llama-class 8B on 8 H100"]
@@ -218,7 +218,7 @@ def test_delete_several_at_once(qtbot, browser, project, monkeypatch):
         browser.delete_action.trigger()
     left = ids_by_name(project)
     assert "70B on 1,024 H100" not in left and "Power cap sweep, 8 H100" not in left
-    assert len(left) == 8
+    assert len(left) == 9
 
 
 def test_compare_two_of_the_same_kind(qtbot, browser, project, no_dialogs):
@@ -265,7 +265,7 @@ def test_filter_narrows_the_tree(qtbot, browser, project):
     assert browser.current_id() == ids_by_name(project)["All-reduce 1 GiB over NVLink 4"]
     browser.filter_edit.setFocus()
     qtbot.keyClick(browser.filter_edit, Qt.Key.Key_Escape)
-    assert len(visible_names(browser)) == 10
+    assert len(visible_names(browser)) == 11
 
 
 def test_filter_without_match_says_so(qtbot, browser):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import presets
 from workbench import carbon, energy, measured, mfu, trainlog
 from workbench.plan import RunPlan, predict
 from workbench.scenarios import scenario_from_json
@@ -246,6 +247,14 @@ def test_the_logs_follow_the_plan(run_a):
     followed = follow_plan("measured", s, PlanView(plan=other))
     assert followed.plan == other and followed.runs == s.runs
     assert follow_plan("measured", followed, PlanView(plan=other)) is followed
+
+
+def test_the_sample_is_the_fixtures_parsed(run_a, run_b, codecarbon):
+    samples = {name: s for name, s in presets.sample_scenarios() if s.kind == "measured"}
+    assert len(samples) == 1
+    sample = next(iter(samples.values()))
+    assert sample.runs == (run_a, run_b) and sample.energy == codecarbon
+    assert sample.plan == DEFAULT_PLAN
 
 
 def test_csv_rows_per_step(run_a):

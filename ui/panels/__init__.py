@@ -15,10 +15,12 @@ from typing import Any
 
 from ui.panels.allreduce import AllReducePanel
 from ui.panels.collective import CollectivePanel
+from ui.panels.measured import MeasuredPanel
 from ui.panels.power import PowerPanel
 from ui.panels.roofline import RooflinePanel
 from ui.panels.run_plan import RunPlanPanel
 from ui.panels.scaling import ScalingPanel
+from workbench.measured import MeasuredScenario
 from workbench.plan import RunPlan
 from workbench.scenarios import (
     AllReduceScenario,
@@ -50,6 +52,7 @@ PANELS: list[PanelRecord] = [
     PanelRecord("allreduce", "All-reduce", "All-reduce", AllReduceScenario, AllReducePanel, AllReduceScenario),
     PanelRecord("scaling", "Scaling and MFU", "Scaling and MFU", ScalingScenario, ScalingPanel, ScalingScenario),
     PanelRecord("power", "Power and carbon", "Power and carbon", PowerScenario, PowerPanel, PowerScenario),
+    PanelRecord("measured", "Plan vs actual", "Plan vs actual", MeasuredScenario, MeasuredPanel, MeasuredScenario),
 ]
 
 
