@@ -278,9 +278,9 @@ def test_the_panel_draws_in_every_theme(qtbot, panel, monkeypatch, mode, present
 
 
 def test_standalone_adopting_needs_the_window(qtbot, panel, monkeypatch):
-    assert not panel.adopt_button.isEnabled()  # nothing measured yet
+    assert not panel.adopt_throughput_button.isEnabled()  # nothing measured yet
     open_log(qtbot, panel, monkeypatch, LOG_A)
-    assert panel.adopt_button.isEnabled()
+    assert panel.adopt_throughput_button.isEnabled()
     assert not panel.adopt_measured_throughput()
     assert "main window" in panel.status_text()
 
@@ -328,7 +328,8 @@ def test_adopting_the_measured_throughput_is_one_undo_step(qtbot, window):
     assert panel.load_file(LOG_A)
     before = (power.scenario(), scaling.scenario())
     rate = analysis(LOG_A).median_tokens_per_s_per_gpu
-    qtbot.mouseClick(panel.adopt_button, Qt.MouseButton.LeftButton)
+    assert panel.adopt_throughput_button.isVisible() and panel.adopt_throughput_button.isEnabled()
+    qtbot.mouseClick(panel.adopt_throughput_button, Qt.MouseButton.LeftButton)
     assert power.override_context() and scaling.override_context()
     assert power.scenario().throughput_mfu is None
     assert power.scenario().tokens_per_s_per_gpu == pytest.approx(rate)
@@ -348,6 +349,9 @@ def test_a_saved_scenario_opens_against_its_own_plan(qtbot, window, monkeypatch)
     window.open_saved_scenario(record.id)
     assert panel.override_context()  # compared with the plan it was saved with
     assert panel.scenario().plan.n_gpus == 8
+    assert "compared with the plan saved in this scenario" in panel.plan_banner_label.text()
+    assert not panel.adopt_button.isVisibleTo(panel)  # nothing of this panel is a plan field to make the plan
+    assert panel.adopt_throughput_button.isVisibleTo(panel)
     assert panel.table_row("Throughput, whole job (median)")[1] == \
         units.format_quantity(predict(DEFAULT_PLAN).tokens_per_s, "")
     json.loads(panel.scenario_json())

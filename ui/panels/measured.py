@@ -365,15 +365,15 @@ class MeasuredPanel(PanelBase):
         self.form.addRow("Warm-up: steps up to", self.warmup_field)
 
         self.add_section("Into the plan")
-        self.adopt_button = QPushButton("Adopt measured throughput", self.form_widget)
-        self.adopt_button.setObjectName("adoptThroughputButton")
-        self.adopt_button.setToolTip(
+        self.adopt_throughput_button = QPushButton("Adopt measured throughput", self.form_widget)
+        self.adopt_throughput_button.setObjectName("adoptThroughputButton")
+        self.adopt_throughput_button.setToolTip(
             "The run plan predicts its throughput and has no field for a measured one. This puts the selected "
             "log's steady tokens/s per GPU into the Power and carbon and the Scaling and MFU panels (as their "
             "Local override, one undo step): their days, energy, CO2e and cost become the measured run's. "
             "'Follow the plan' there goes back.")
-        self.adopt_button.clicked.connect(self.adopt_measured_throughput)
-        self.form.addRow(self.adopt_button)
+        self.adopt_throughput_button.clicked.connect(self.adopt_measured_throughput)
+        self.form.addRow(self.adopt_throughput_button)
 
         self.add_section("Notes")
         self.notes_label = QLabel(self.form_widget)
@@ -462,6 +462,12 @@ class MeasuredPanel(PanelBase):
 
     def plan_followed(self) -> None:
         self.refresh()
+
+    def _update_plan_banner(self) -> None:
+        super()._update_plan_banner()
+        if self.override_context() and not self._override_note and self.plan_banner.isVisible():
+            self.plan_banner_label.setText("Local override: the logs are compared with the plan saved in this "
+                                           "scenario, not the run plan.")
 
     def _on_catalog_changed(self) -> None:
         self._prediction_cache = None
@@ -730,7 +736,7 @@ class MeasuredPanel(PanelBase):
         self.remove_button.setEnabled(self.run_list.currentRow() >= 0 and self.run_list.count() > 0)
         self.open_log_button.setEnabled(len(s.runs) < ms.MAX_RUNS)
         analysis = self.selected_analysis()
-        self.adopt_button.setEnabled(bool(analysis and analysis.median_tokens_per_s_per_gpu))
+        self.adopt_throughput_button.setEnabled(bool(analysis and analysis.median_tokens_per_s_per_gpu))
 
     def _series(self) -> list[tuple[str, ms.RunAnalysis, str]]:
         """(name, analysis, style) of every log drawn: this scenario's, then compared ones (dashed)."""
