@@ -9,8 +9,7 @@ bus bandwidth with it, and says the result in one line::
     from workbench import comms_sweep, link_health
     log = comms_sweep.analyze_log(open("all_reduce.log").read())
     link_health.classify(log.result).summary
-    # 'Healthy: 412 GB/s bus bandwidth at 256 MiB and above, 91% of the 450 GB/s per direction
-    #  of NVLink 4'
+    # 'Healthy: 412 GB/s busbw at 256 MiB and above, 91% of the 450 GB/s per direction of NVLink 4'
 
 How it decides (every threshold is a constant below):
 
@@ -32,7 +31,7 @@ How it decides (every threshold is a constant below):
   starts, so the rule is stated as a ratio, not borrowed.
 - Below it the log is degraded, and the verdict names the slowest link class whose nominal
   rate still covers the measurement (:data:`CLASS_LADDER`, plus one NIC across nodes):
-  38 GB/s on H100s is "PCIe Gen5 x16 class".
+  38 GB/s on H100s is "Degraded to PCIe Gen5 x16 class".
 
 Everything is in SI units: bytes, bytes/s, seconds.
 """
@@ -301,7 +300,7 @@ def classify(result: NcclResult, catalog: Catalog | None = None, inter_node: str
     if expected is None:
         return LinkHealth(NOT_COMPARABLE, f"Not comparable: {why}", measured, count, None, None)
     ratio = measured / expected.nominal_bw
-    at = f"{_gbs(measured)} bus bandwidth at {format_quantity(LARGE_MESSAGE_BYTES, 'B', binary=True)} and above"
+    at = f"{_gbs(measured)} busbw at {format_quantity(LARGE_MESSAGE_BYTES, 'B', binary=True)} and above"
     bound = f"the {_gbs(expected.nominal_bw)} per direction of {expected.name}"
     if ratio >= HEALTHY_RATIO:
         above = (" (above the nominal bound: in-network reduction such as NVLink SHARP, or faster links than "
@@ -309,11 +308,12 @@ def classify(result: NcclResult, catalog: Catalog | None = None, inter_node: str
         summary = f"Healthy: {at}, {ratio:.0%} of {bound}{above}"
         return LinkHealth(HEALTHY, summary, measured, count, expected, ratio)
     fits = _fitting_class(measured, expected, catalog)
+    # the conclusion first: a table cell that cuts the line keeps it
     if fits is None:
-        where = "between the slower classes and the expected one"
         degraded_to = None
+        head = "Degraded, between the slower link classes and the expected one"
     else:
         degraded_to = fits[0]
-        where = f"{fits[0]} class ({_gbs(fits[1])})"
-    summary = f"Degraded: {at} is {ratio:.0%} of {bound} (healthy from {HEALTHY_RATIO:.0%}): {where}"
+        head = f"Degraded to {fits[0]} class ({_gbs(fits[1])})"
+    summary = f"{head}: {at}, {ratio:.0%} of {bound} (healthy from {HEALTHY_RATIO:.0%})"
     return LinkHealth(DEGRADED, summary, measured, count, expected, ratio, degraded_to)
