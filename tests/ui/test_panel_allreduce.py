@@ -115,10 +115,10 @@ def test_loading_the_h100_log_shows_averages_and_plots_the_points(qtbot, panel, 
     assert unit == unit2 == "GB/s"
     assert printed == "70.742"
     assert abs(float(printed) - float(recomputed)) <= 0.001 + 1e-9
-    assert _row(panel, "Log: rows parsed, ranks")[0] == "31 rows, 16 ranks"
-    measured = _series(panel.chart, "measured (out-of-place)")
+    assert _row(panel, "Log: rows parsed, ranks")[0] == "31 rows, 16 ranks (device lines)"
+    measured = _series(panel.chart, H100_LOG)  # named after its file
     assert len(measured.x) == 31 and measured.x[0] == 8 and measured.y[-1] == pytest.approx(47535e-6)
-    assert len(_series(panel.busbw_chart, "measured").y) == 31
+    assert len(_series(panel.busbw_chart, H100_LOG).y) == 31
     fit = next(s for s in panel.chart.series() if s.name.startswith("fit:"))
     assert len(fit.x) > 10
     assert "16 ranks" in panel.log_label.text() and H100_LOG in panel.log_label.text()
@@ -131,7 +131,7 @@ def test_a_log_with_two_runs_shows_the_first_and_says_so(qtbot, panel, nccl_logs
     both.write_text((nccl_logs_dir / H100_LOG).read_text() + "\n"
                     + (nccl_logs_dir / "a100-8gpu-allgather-superbench.txt").read_text())
     assert panel.load_log_from(both) is True
-    assert _row(panel, "Log: rows parsed, ranks")[0] == "31 rows, 16 ranks"  # the all-reduce run only
+    assert _row(panel, "Log: rows parsed, ranks")[0] == "31 rows, 16 ranks (device lines)"  # the all-reduce run only
     assert _row(panel, "Avg busbw, printed")[0] == "70.742"
     assert "the first of 2 runs" in panel.log_label.text()
 
@@ -232,9 +232,9 @@ def test_use_the_fitted_values(qtbot, panel, nccl_logs_dir):
     s = panel.scenario()
     assert s.link_bw == pytest.approx(bw) and s.alpha == pytest.approx(alpha)
     assert panel.undo_stack().count() == 2
-    qtbot.mouseClick(panel.clear_log_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.remove_log_button, Qt.MouseButton.LeftButton)
     assert panel.scenario().measured_log == ""
-    assert not [s for s in panel.chart.series() if s.name.startswith("measured")]
+    assert not [s for s in panel.chart.series() if s.name.startswith(H100_LOG) or s.name.startswith("fit")]
     assert not any(q.startswith("Avg busbw") for q, _v, _u in panel.results.rows())
 
 

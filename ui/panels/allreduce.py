@@ -1,27 +1,48 @@
 """All-reduce calculator: ring against tree in the alpha-beta model, bus bandwidth as
 nccl-tests reports it, and measured nccl-tests logs drawn over the model.
 
-Every number comes from :mod:`workbench.comms` and :mod:`workbench.comms_sweep`; this module
-only lays them out. Charts: time against message size (log-log; ring, tree, the crossover
-size, the current size as the operating point, measured points and their fitted line) and
-bus bandwidth against size (model, measured, the link bandwidth as a reference).
+Every number comes from :mod:`workbench.comms`, :mod:`workbench.comms_sweep` and
+:mod:`workbench.link_health`; this module only lays them out. Two tabs of charts:
+
+- against message size: time (ring, tree, the crossover size, the current size as the
+  operating point) and bus bandwidth (with the link bandwidth as a reference);
+- against rank count (2 to 100,000 at the chosen size: the latency term taking over) and
+  against link bandwidth (the preset link classes marked).
+
+Several logs can be loaded at once (two nodes, two dates): each is drawn in its own colour and
+marker, named in the legend by its file (its host or date when files share a name), against
+the model of its own collective and rank count on the link its devices should reach (across
+nodes the hierarchical ring: NVLink inside, NICs between). The list under the charts gives
+each log's collective, ranks, device, link-health verdict and fit; the selected one's details
+are in the form, its fitted line on the time chart, its numbers in the results table.
+Everything read from a log is shown as plain text: it is data from a file.
 """
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
-from html import escape
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor, QIcon, QPainter, QPalette, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -29,19 +50,37 @@ import presets
 from ui import theme as th
 from ui.charts import Chart, LogUnitAxis, si_label
 from ui.panel import PanelBase, ResultRow
-from workbench import comms_sweep, units
+from workbench import comms, comms_sweep, link_health, units
 from workbench._validate import InputError
-from workbench.nccl import GB
+from workbench.nccl import GB, SIZE_OVER_TIME
 from workbench.scenarios import COLLECTIVES, MAX_JSON_CHARS, VALUE_LABELS, AllReduceScenario
 
-#: Largest log accepted (the scenario, log included, must still fit in a project).
+#: Largest total of log text a scenario holds (the scenario, logs included, must still fit in
+#: a project).
 MAX_LOG_CHARS = MAX_JSON_CHARS // 2
 _LOG2_10 = math.log10(2.0)
 
 RING_COLOR = th.BLUE
 TREE_COLOR = th.ORANGE
+
+
+def _tone(color) -> QColor:
+    """A palette colour as the current theme draws it: lifted on a dark background, and the
+    palette's black as the theme's ink (never black on black)."""
+    theme = th.current_theme()
+    return QColor(theme.ink) if color == th.BLACK else theme.tone(color)
 MEASURED_COLOR = th.MEASURED
 COMPARISON_COLORS = (th.PURPLE, th.SKY, th.BLACK, th.VERMILLION)
+#: One colour and one marker per loaded log (black stands for the theme's ink); the marker
+#: tells them apart without colour, and the list under the charts repeats both.
+LOG_STYLES = ((th.GREEN, "o"), (th.PURPLE, "s"), (th.SKY, "t"), (th.BLACK, "d"), (th.VERMILLION, "x"),
+              (th.YELLOW, "+"))
+#: Link classes marked on the chart against link bandwidth (interconnect preset keys), and
+#: which keep their label first where labels would touch (the NIC between nodes comes after
+#: NVLink 4 and PCIe Gen4; the form's own interconnect always keeps its label).
+LINK_CLASS_MARKS = ("pcie-4-x16", "pcie-5-x16", "nvlink-3", "nvlink-4", "nvlink-5")
+LINK_MARK_PRIORITY = ("nvlink-4", "pcie-4-x16", "nvlink-5", "nic-100g", "nic-200g", "nic-400g", "nic-800g",
+                      "pcie-5-x16", "nvlink-3")
 
 RING_TIP = ("Ring: every rank sends and receives 2(n-1)/n of the message over its link, in 2(n-1) steps: "
             "t = 2(n-1)/n · S/B + 2(n-1)·α")
@@ -50,16 +89,39 @@ TREE_TIP = ("Double binary tree: a pipelined reduce up the tree, then a broadcas
 FACTOR_TIPS = {
     "all_reduce": "2(n-1)/n",
     "reduce_scatter": "(n-1)/n", "all_gather": "(n-1)/n", "all_to_all": "(n-1)/n", "scatter": "(n-1)/n",
-    "broadcast": "1", "reduce": "1",
+    "gather": "(n-1)/n", "broadcast": "1", "reduce": "1", "sendrecv": "1",
 }
+#: Where the parser found a log's rank count (NcclResult.n_ranks_source), in words.
+RANK_SOURCES = {
+    "devices": "device lines",
+    "nccl-info": "NCCL INFO lines",
+    "command": "command line",
+    "algbw": "read from the algbw",
+}
+#: The logs table's link-health column (the last: its one line gets the spare width).
+HEALTH_COLUMN = 5
+#: The legend entry for the dashed curves of the logs' own models.
+MODEL_LEGEND = "dashed: each log's own model"
+#: How many skipped lines the details list before "and N more".
+SHOWN_SKIPPED = 5
 
 
-def _label(collective: str) -> str:
-    return VALUE_LABELS["collective"].get(collective, collective)
+def _label(collective: str | None) -> str:
+    if collective is None:
+        return "collective not named"
+    if collective == "sendrecv":
+        return "send/receive"
+    return VALUE_LABELS["collective"].get(collective, collective.replace("_", "-"))
 
 
 def _size_text(value: float) -> str:
     return units.format_quantity(value, "B", binary=True)
+
+
+def _tip(text: str) -> str:
+    """A tooltip of plain text: Qt reads a tooltip that looks like markup as rich text, and
+    text from a log must never be (an ``<img src=...>`` in it would make Qt read a file)."""
+    return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
 
 
 class SizeAxis(LogUnitAxis):
@@ -81,13 +143,28 @@ class SizeAxis(LogUnitAxis):
 
 
 class SizeChart(Chart):
-    """A chart over message size; ``legend_at`` places the legend where the curves never are
-    (kept through theme and presentation changes, which rebuild the legend)."""
+    """A chart whose ``legend_at`` places the legend where the curves never are, with an
+    optional second legend at ``side_legend_at`` for the series named in
+    :meth:`set_side_legend` (the measured logs, in the chart's other empty corner). Both are
+    kept through theme and presentation changes, which rebuild the legends."""
 
     def __init__(self, *args, legend_at: tuple[tuple[float, float], tuple[float, float], tuple[int, int]]
-                 | None = None, **kwargs):
+                 | None = None, side_legend_at=None, **kwargs):
         self._legend_at = legend_at
+        self._side_at = side_legend_at
+        self._side_names: tuple[str, ...] = ()
+        self._side_legend: pg.LegendItem | None = None
         super().__init__(*args, **kwargs)
+
+    def set_side_legend(self, names: Sequence[str]) -> None:
+        """List the series ``names`` (drawn with ``in_legend=False``) in the second legend."""
+        self._side_names = tuple(names)
+        self.update_legend()
+
+    def side_legend_names(self) -> list[str]:
+        """The names the second legend shows (for tests and a reader of the chart)."""
+        legend = getattr(self, "_side_legend", None)
+        return [label.text for _sample, label in legend.items] if legend is not None else []
 
     def update_legend(self) -> None:
         super().update_legend()
@@ -95,11 +172,38 @@ class SizeChart(Chart):
         if legend is not None and getattr(self, "_legend_at", None) is not None:
             item_pos, parent_pos, offset = self._legend_at
             legend.anchor(itemPos=item_pos, parentPos=parent_pos, offset=offset)
+        self._update_side_legend()
+
+    def _update_side_legend(self) -> None:
+        old = getattr(self, "_side_legend", None)
+        if old is not None:
+            old.clear()
+            if old.scene() is not None:
+                old.scene().removeItem(old)
+            self._side_legend = None
+        if not getattr(self, "_side_names", ()) or self._side_at is None:
+            return
+        shown = [s for s in self.series() if s.name in self._side_names]
+        if not shown:
+            return
+        s = th.scale_factor(self._presentation)
+        bg = QColor(self._theme.background)
+        bg.setAlpha(225)
+        legend = pg.LegendItem(offset=(12, 12), labelTextColor=self._theme.ink,
+                               labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt", brush=pg.mkBrush(bg),
+                               pen=pg.mkPen(self._theme.muted, width=1), verSpacing=-2)
+        legend.setParentItem(self.getPlotItem().getViewBox())
+        legend.setZValue(50)
+        for series in shown:
+            legend.addItem(series.item, html.escape(series.name))  # legend labels are HTML
+        item_pos, parent_pos, offset = self._side_at
+        legend.anchor(itemPos=item_pos, parentPos=parent_pos, offset=offset)
+        self._side_legend = legend
 
 
-def _size_chart(title: str, y_label: str, y_unit: str, log_y: bool, legend_at=None) -> Chart:
-    chart = SizeChart(legend_at=legend_at, title=title, x_label="Message size", x_unit="B", y_label=y_label, y_unit=y_unit,
-                  log_x=True, log_y=log_y, x_binary=True)
+def _size_chart(title: str, y_label: str, y_unit: str, log_y: bool, legend_at=None, side_legend_at=None) -> Chart:
+    chart = SizeChart(legend_at=legend_at, side_legend_at=side_legend_at, title=title, x_label="Message size", x_unit="B", y_label=y_label,
+                      y_unit=y_unit, log_x=True, log_y=log_y, x_binary=True)
     axis = SizeAxis("bottom", "B", binary=True, unit_in_ticks=True)
     chart.getPlotItem().setAxisItems({"bottom": axis})
     axis.setLogMode(True)  # the plot is in log mode already, so it does not tell a new axis
@@ -108,6 +212,63 @@ def _size_chart(title: str, y_label: str, y_unit: str, log_y: bool, legend_at=No
         chart.axis("left").unit_in_ticks = True  # "10 µs", "1 ms" rather than "10 µ"
     chart.apply_theme(chart.theme())  # style the new axis like the others
     return chart
+
+
+def _log_log_chart(title: str, x_label: str, x_unit: str, legend_at=None) -> Chart:
+    chart = SizeChart(legend_at=legend_at, title=title, x_label=x_label, x_unit=x_unit, y_label="Time",
+                      y_unit="s", log_x=True, log_y=True)
+    chart.axis("left").unit_in_ticks = True
+    chart.axis("bottom").unit_in_ticks = bool(x_unit)
+    chart.apply_theme(chart.theme())
+    return chart
+
+
+def _marker_icon(color: QColor, symbol: str, size: int = 14) -> QIcon:
+    """A swatch of a log's colour in the shape of its chart marker."""
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pixmap)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setPen(QPen(color, 2.5) if symbol in "+x" else Qt.PenStyle.NoPen)
+    p.setBrush(color)
+    m, e = 2.0, size - 2.0
+    c = size / 2.0
+    if symbol == "s":
+        p.drawRect(int(m), int(m), int(e - m), int(e - m))
+    elif symbol == "t":
+        p.drawPolygon(QPolygonF([QPointF(c, m), QPointF(e, e), QPointF(m, e)]))
+    elif symbol == "d":
+        p.drawPolygon(QPolygonF([QPointF(c, m), QPointF(e, c), QPointF(c, e), QPointF(m, c)]))
+    elif symbol == "+":
+        p.drawLine(QPointF(c, m), QPointF(c, e))
+        p.drawLine(QPointF(m, c), QPointF(e, c))
+    elif symbol == "x":
+        p.drawLine(QPointF(m, m), QPointF(e, e))
+        p.drawLine(QPointF(m, e), QPointF(e, m))
+    else:
+        p.drawEllipse(QPointF(c, c), c - m, c - m)
+    p.end()
+    return QIcon(pixmap)
+
+
+@dataclass(frozen=True)
+class LoadedLog:
+    """One log of the scenario as the panel shows it: ``name`` as stored (the file name),
+    ``label`` its legend name (unique among the loaded logs), the analysis (None with the
+    reason in ``error`` when the stored text cannot be read), its link health and the model
+    curve it is compared with (``model``, ``model_name``; None when it has none)."""
+
+    index: int
+    name: str
+    label: str
+    text: str
+    log: comms_sweep.MeasuredLog | None
+    error: str
+    health: link_health.LinkHealth | None
+    model: comms_sweep.CommsSweep | None
+    model_name: str
+    color: QColor
+    symbol: str
 
 
 class AllReducePanel(PanelBase):
@@ -120,14 +281,18 @@ class AllReducePanel(PanelBase):
         self.catalog = catalog
         self._interconnects = {ic.key: ic for ic in presets.load_interconnects()}
         self._comparison: list[tuple[str, AllReduceScenario]] = []
-        self._log_cache: tuple[str, comms_sweep.MeasuredLog | None, str] | None = None
-        self._log_names: dict[str, str] = {}
+        self._analyses: dict[tuple[str, str | None], tuple[comms_sweep.MeasuredLog | None, str]] = {}
+        self._loaded: list[LoadedLog] = []
+        self._selected = 0
         self._crossover_line = None
         self._op = None
         self._crossover_value: float | None = None
+        self._latency_from: int | None = None
         self._result_count = 0
         self._shown = False
         super().__init__(scenario if scenario is not None else AllReduceScenario(), parent, undo_stack=undo_stack)
+        # messages name files and quote lines of them: never read as markup
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
         self._build_form()
         self._build_charts()
         self.refresh()
@@ -136,15 +301,12 @@ class AllReducePanel(PanelBase):
     def _build_form(self) -> None:
         collective = self.add_choice("collective", [(VALUE_LABELS["collective"][c].capitalize(), c) for c in COLLECTIVES])
         collective.setToolTip("The collective operation; sizes are what nccl-tests prints in "
-                                            "its size column (the whole array)")
+                              "its size column (the whole array)")
         self.add_quantity_field("size_bytes", unit="B", binary=True, minimum=0, min_inclusive=False,
                                 description="Message size S: the whole buffer, as nccl-tests prints it.")
         self.add_int_field("n_ranks", minimum=2, description="Total number of ranks (GPUs) n taking part.")
         choices = [("Custom", "")] + [(ic.name, key) for key, ic in self._interconnects.items()]
         combo = self.add_choice("interconnect", choices)
-        for box in (collective, combo):  # long preset names must not widen the form
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(10)
         combo.setToolTip("A link preset: sets the link bandwidth (its achievable per-direction rate) and the "
                          "latency per step together")
         for i in range(combo.count()):
@@ -161,20 +323,35 @@ class AllReducePanel(PanelBase):
         self.add_quantity_field("size_max", unit="B", binary=True, minimum=0, min_inclusive=False,
                                 description="Right end of the size sweep on the charts.")
 
+        self.logs_heading = self.add_section("Measured logs")
+        nics = [(ic.name.removeprefix("InfiniBand / Ethernet NIC, ") + " NIC", key)
+                for key, ic in self._interconnects.items() if key.startswith("nic-")]
+        nic = self.add_choice("inter_node", nics, label="Between nodes")
+        nic.setToolTip("The NIC each GPU has to the other nodes (one per GPU), for logs whose ranks sit on several hosts "
+                       "(an nccl-tests log does not print it): their model and link health use the "
+                       "hierarchical ring, min(NVLink, ranks per node × NIC)")
+        for i in range(nic.count()):
+            ic = self._interconnects.get(nic.itemData(i))
+            if ic is not None:
+                nic.setItemData(i, self._interconnect_tip(ic), Qt.ItemDataRole.ToolTipRole)
+        for box in (collective, combo, nic):  # long preset names must not widen the form
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(10)
+
         buttons = QWidget(self.form_widget)
         row = QHBoxLayout(buttons)
-        row.setContentsMargins(0, 6, 0, 0)
+        row.setContentsMargins(0, 2, 0, 0)
         self.load_button = QPushButton("Load nccl-tests log…", buttons)
         self.load_button.setObjectName("loadLogButton")
-        self.load_button.setToolTip("Read the output of an nccl-tests binary (all_reduce_perf, ...) and draw "
-                                    "its measurements over the model")
+        self.load_button.setToolTip("Read the output of an nccl-tests binary (all_reduce_perf, sendrecv_perf, ...) "
+                                    f"and draw it over the model; up to {AllReduceScenario.MAX_LOGS} logs at once")
         self.load_button.clicked.connect(self.choose_log)
-        self.clear_log_button = QPushButton("Clear", buttons)
-        self.clear_log_button.setObjectName("clearLogButton")
-        self.clear_log_button.setToolTip("Forget the measured log (undoable)")
-        self.clear_log_button.clicked.connect(self.clear_log)
+        self.remove_log_button = QPushButton("Remove", buttons)
+        self.remove_log_button.setObjectName("removeLogButton")
+        self.remove_log_button.setToolTip("Remove the log selected in the list under the charts (undoable)")
+        self.remove_log_button.clicked.connect(lambda: self.remove_log())
         row.addWidget(self.load_button, 1)
-        row.addWidget(self.clear_log_button)
+        row.addWidget(self.remove_log_button)
         self.form.addRow(buttons)
         self.fit_button = QPushButton("Use fitted latency and bandwidth", self.form_widget)
         self.fit_button.setObjectName("useFitButton")
@@ -184,10 +361,14 @@ class AllReducePanel(PanelBase):
         self.log_label.setObjectName("logLabel")
         self.log_label.setWordWrap(True)
         self.log_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.log_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.form.addRow(self.log_label)
 
     def _build_charts(self) -> None:
-        self.chart = _size_chart("Time per collective", "Time", "s", log_y=True)
+        # times rise to the right: the top left is empty (the model's legend) and so is the
+        # bottom right, under the large messages (the logs' legend)
+        self.chart = _size_chart("Time per collective", "Time", "s", log_y=True,
+                                 side_legend_at=((1, 1), (1, 1), (-8, -8)))
         # busbw is ~0 for small messages: the left middle of that chart is always empty
         self.busbw_chart = _size_chart("Bus bandwidth", "busbw", "B/s", log_y=False,
                                        legend_at=((0, 0.5), (0, 0.45), (6, 0)))
@@ -195,30 +376,90 @@ class AllReducePanel(PanelBase):
                                                        f"time {si_label(y, 's')}")
         self.busbw_chart.enable_hover(formatter=lambda x, y: f"size {si_label(x, 'B', binary=True)}\n"
                                                              f"busbw {si_label(y, 'B/s')}")
-        self.charts = QSplitter(Qt.Orientation.Horizontal, self.chart_area)
-        self.charts.setObjectName("chartsSplitter")
-        self.charts.setChildrenCollapsible(False)
-        self.charts.addWidget(self.chart)
-        self.charts.addWidget(self.busbw_chart)
-        self.charts.setStretchFactor(0, 3)
-        self.charts.setStretchFactor(1, 2)
-        self.charts.setSizes([600, 400])
-        self.add_chart(self.charts)
+        self.charts = self._pair(self.chart, self.busbw_chart, "chartsSplitter")
+        # the curves rise to the right and the latency term climbs from the bottom left: the bottom
+        # right is empty (the top left holds the measured points of small runs)
+        self.ranks_chart = _log_log_chart("Time against rank count", "Ranks", "",
+                                          legend_at=((1, 1), (1, 1), (-8, -8)))
+        # falling lines: the bottom left is empty (the top right holds the link classes' labels)
+        self.link_chart = _log_log_chart("Time against link bandwidth", "Link bandwidth", "B/s",
+                                         legend_at=((0, 1), (0, 1), (8, -8)))
+        self.ranks_chart.enable_hover(formatter=lambda x, y: f"{x:,.0f} ranks\ntime {si_label(y, 's')}")
+        self.link_chart.enable_hover(formatter=lambda x, y: f"link {si_label(x, 'B/s')}\ntime {si_label(y, 's')}")
+        link_view = self.link_chart.getPlotItem().getViewBox()
+        link_view.sigResized.connect(self._thin_link_labels)
+        link_view.sigXRangeChanged.connect(self._thin_link_labels)
+        self.scale_charts = self._pair(self.ranks_chart, self.link_chart, "scaleChartsSplitter")
+        self.chart_tabs = QTabWidget(self.chart_area)
+        self.chart_tabs.setObjectName("chartTabs")
+        self.chart_tabs.setDocumentMode(True)
+        self.chart_tabs.addTab(self.charts, "Against message size")
+        self.chart_tabs.addTab(self.scale_charts, "Against ranks and link bandwidth")
+        self.chart_tabs.setTabToolTip(0, "Time and bus bandwidth over the size sweep, with the loaded logs")
+        self.chart_tabs.setTabToolTip(1, "Time of one message of the chosen size against the rank count "
+                                         "(the latency term takes over) and against the link bandwidth")
+
+        self.logs_table = QTableWidget(0, 6, self.chart_area)
+        self.logs_table.setObjectName("logsTable")
+        self.logs_table.setAccessibleName("Measured logs")
+        self.logs_table.setHorizontalHeaderLabels(["Log", "Collective", "Ranks", "Device", "Fit", "Link health"])
+        self.logs_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.logs_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.logs_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.logs_table.verticalHeader().setVisible(False)
+        self.logs_table.setShowGrid(False)
+        self.logs_table.setWordWrap(False)
+        self.logs_table.setAlternatingRowColors(True)
+        header = self.logs_table.horizontalHeader()
+        for col in range(5):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(HEALTH_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.logs_table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.logs_table.itemSelectionChanged.connect(self._table_selection_changed)
+        self.logs_table.setVisible(False)
+        area = QWidget(self.chart_area)
+        column = QVBoxLayout(area)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        column.addWidget(self.chart_tabs, 1)
+        column.addWidget(self.logs_table, 0)
+        self.add_chart(area)
+
+    def _pair(self, left: Chart, right: Chart, name: str) -> QSplitter:
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName(name)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([600, 400])
+        return splitter
 
     @staticmethod
     def _interconnect_tip(ic) -> str:
-        lines = [f"<b>{escape(ic.name)}</b>",
+        lines = [f"<b>{html.escape(ic.name)}</b>",
                  f"Per direction: {units.format_quantity(ic.bw_per_direction, 'B/s')} nominal"]
         if ic.achievable_fraction:
             lines.append(f"The model uses the achievable rate: {units.format_quantity(ic.achievable_bw, 'B/s')} "
                          f"({ic.achievable_fraction:.0%} of nominal)")
         lines.append(f"Latency per step: {units.format_quantity(ic.latency_s, 's')}")
-        lines.append(f"Bandwidth source: {escape(ic.source)}")
+        lines.append(f"Bandwidth source: {html.escape(ic.source)}")
         if ic.latency_source:
-            lines.append(f"Latency source: {escape(ic.latency_source)}")
+            lines.append(f"Latency source: {html.escape(ic.latency_source)}")
         if ic.note:
-            lines.append(escape(ic.note))
+            lines.append(html.escape(ic.note))
         return "<br>".join(lines)
+
+    def presentation_widgets(self) -> list[QWidget]:
+        return [*super().presentation_widgets(), self.logs_table, self.chart_tabs.tabBar()]
+
+    def set_presentation(self, enabled: bool) -> None:
+        super().set_presentation(enabled)
+        self.logs_table.verticalHeader().setDefaultSectionSize(int(self.logs_table.fontMetrics().height() * 1.5))
+        self.refresh()  # the logs list and the results take their new heights
+        self._fit_results_height()
 
     # -- editing ----------------------------------------------------------------------------
     def _field_edited(self, name, value) -> None:
@@ -243,9 +484,9 @@ class AllReducePanel(PanelBase):
                          alpha=ic.latency_s)
 
     def _sync_field(self, name: str) -> None:
-        if name == "interconnect" and self.scenario() is not None:
-            combo = self.field("interconnect")
-            key = self.scenario().interconnect
+        if name in ("interconnect", "inter_node") and self.scenario() is not None:
+            combo = self.field(name)
+            key = getattr(self.scenario(), name)
             if combo is not None and key and combo.findData(key) < 0:
                 combo.addItem(f"{key} (not a built-in preset)", key)
         super()._sync_field(name)
@@ -255,20 +496,29 @@ class AllReducePanel(PanelBase):
 
     # -- measured logs ----------------------------------------------------------------------
     def choose_log(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load nccl-tests log", "",
-                                              "nccl-tests output (*.txt *.log *.out);;All files (*)")
-        if path:
-            self.load_log_from(path)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Load nccl-tests logs", "",
+                                                "nccl-tests output (*.txt *.log *.out);;All files (*)")
+        for path in paths:
+            if not self.load_log_from(path):
+                break
 
     def load_log_from(self, path) -> bool:
-        """Read an nccl-tests log into the scenario (one undo step; rank count and collective
-        follow the log). A file that is not a log gives a message and changes nothing."""
+        """Add an nccl-tests log to the scenario (one undo step). The first log also sets the
+        model's rank count and collective; any log widens the size sweep to its sizes. A
+        file that is not a log (or one already loaded) gives a message and changes nothing."""
         path = Path(path)
+        s = self.scenario()
+        if len(s.logs) >= AllReduceScenario.MAX_LOGS:
+            self.show_status(f"{path.name} was not loaded: {AllReduceScenario.MAX_LOGS} logs are loaded already "
+                             "(remove one first).")
+            return False
+        room = MAX_LOG_CHARS - sum(len(text) for _name, text in s.logs)
         try:
-            if path.stat().st_size > MAX_LOG_CHARS:
-                raise ValueError(f"it is larger than {_size_text(MAX_LOG_CHARS)}")
+            if path.stat().st_size > room:
+                raise ValueError(f"it is larger than the {_size_text(max(room, 0))} left for logs in this "
+                                 "scenario" if s.logs else f"it is larger than {_size_text(MAX_LOG_CHARS)}")
             text = path.read_text(encoding="utf-8", errors="replace")
-            log = comms_sweep.analyze_log(text, self.scenario().collective)
+            log = comms_sweep.analyze_log(text, s.collective)
         except OSError as exc:
             self.show_status(f"Could not read {path.name}: {exc.strerror or exc}")
             return False
@@ -276,45 +526,142 @@ class AllReducePanel(PanelBase):
             reason = str(exc).removeprefix("text: ")
             self.show_status(f"{path.name} is not an nccl-tests log ({reason}). Nothing was changed.")
             return False
-        changes = {"measured_log": text}
-        if log.n_ranks is not None and log.n_ranks >= 2:
-            changes["n_ranks"] = log.n_ranks
-        if log.collective in COLLECTIVES:
-            changes["collective"] = log.collective
+        if len(text) > room:
+            self.show_status(f"{path.name} was not loaded: it is larger than the room left for logs.")
+            return False
+        if any(text == other for _name, other in s.logs):
+            self.show_status(f"{path.name} is loaded already. Nothing was changed.")
+            return False
+        self._analyses[(text, s.collective)] = (log, "")
+        changes = AllReduceScenario.log_fields([*s.logs, (path.name[:AllReduceScenario.MAX_LOG_NAME], text)])
+        if not s.logs:  # the model follows the first log
+            if log.n_ranks is not None and log.n_ranks >= 2:
+                changes["n_ranks"] = log.n_ranks
+            if log.collective in COLLECTIVES:
+                changes["collective"] = log.collective
         if len(log.sizes):  # the model curves span the measured sizes too
-            changes["size_min"] = min(self.scenario().size_min, float(log.sizes.min()))
-            changes["size_max"] = max(self.scenario().size_max, float(log.sizes.max()))
-        self._log_names[text] = path.name
-        self._log_cache = (text, log, "")
-        return self.edit(_text=f"Load nccl-tests log {path.name}", **changes)
+            changes["size_min"] = min(s.size_min, float(log.sizes.min()))
+            changes["size_max"] = max(s.size_max, float(log.sizes.max()))
+        self._selected = len(s.logs)
+        if not self.edit(_text=f"Load nccl-tests log {path.name}", _merge=False, **changes):
+            self._selected = max(0, len(s.logs) - 1)
+            return False
+        return True
+
+    def remove_log(self, index: int | None = None) -> bool:
+        """Remove log ``index`` (default: the selected one) as one undo step."""
+        logs = list(self.scenario().logs)
+        index = self._selected if index is None else index
+        if not 0 <= index < len(logs):
+            return False
+        name = self._loaded[index].label if index < len(self._loaded) else logs[index][0]
+        del logs[index]
+        self._selected = min(index, max(0, len(logs) - 1))
+        return self.edit(_text=f"Remove log {name or index + 1}", _merge=False,
+                         **AllReduceScenario.log_fields(logs))
 
     def clear_log(self) -> bool:
-        if not self.scenario().measured_log:
+        """Remove every log (one undo step)."""
+        if not self.scenario().logs:
             return False
-        return self.edit(_text="Clear measured log", measured_log="")
+        return self.edit(_text="Remove every measured log", _merge=False, **AllReduceScenario.log_fields([]))
+
+    def loaded_logs(self) -> list[LoadedLog]:
+        """The logs as drawn: legend names, analyses, health, colours."""
+        return list(self._loaded)
+
+    def selected_log(self) -> LoadedLog | None:
+        return self._loaded[self._selected] if 0 <= self._selected < len(self._loaded) else None
+
+    def select_log(self, index: int) -> None:
+        """Show log ``index``'s details, numbers and fitted line (navigation, not an edit)."""
+        if 0 <= index < len(self._loaded) and index != self._selected:
+            self._selected = index
+            self.refresh()
+
+    def _table_selection_changed(self) -> None:
+        rows = {i.row() for i in self.logs_table.selectedIndexes()}
+        if len(rows) == 1 and not getattr(self, "_filling_table", False):
+            self.select_log(rows.pop())
 
     def measured(self) -> comms_sweep.MeasuredLog | None:
-        """The scenario's log, parsed and fitted (None without one or when it cannot be read)."""
-        text = self.scenario().measured_log
-        if not text:
-            return None
-        if self._log_cache is None or self._log_cache[0] != text:
+        """The selected log, parsed and fitted (None without one or when it cannot be read)."""
+        loaded = self.selected_log()
+        return loaded.log if loaded is not None else None
+
+    def _analysis(self, text: str, collective: str) -> tuple[comms_sweep.MeasuredLog | None, str]:
+        key = (text, collective)
+        if key not in self._analyses:
             try:
-                self._log_cache = (text, comms_sweep.analyze_log(text, self.scenario().collective), "")
+                self._analyses[key] = (comms_sweep.analyze_log(text, collective), "")
             except (InputError, ValueError) as exc:
-                self._log_cache = (text, None, str(exc))
-        return self._log_cache[1]
+                self._analyses[key] = (None, str(exc).removeprefix("text: "))
+        return self._analyses[key]
+
+    def _link_catalog(self):
+        return _PresetLinks(self._interconnects)
+
+    def _load_views(self, s: AllReduceScenario, sw: comms_sweep.CommsSweep) -> list[LoadedLog]:
+        logs = s.logs
+        live = {(text, s.collective) for _name, text in logs}
+        self._analyses = {k: val for k, val in self._analyses.items() if k in live}
+        labels = _legend_labels([(name, self._analysis(text, s.collective)[0]) for name, text in logs])
+        views = []
+        for i, ((name, text), label) in enumerate(zip(logs, labels, strict=True)):
+            log, error = self._analysis(text, s.collective)
+            color, symbol = LOG_STYLES[i % len(LOG_STYLES)]
+            qcolor = _tone(color)
+            health = model = None
+            model_name = ""
+            if log is not None:
+                health = link_health.classify(log.result, self._link_catalog(), s.inter_node)
+                model, model_name = self._log_model(s, sw, log, health)
+            views.append(LoadedLog(i, name, label, text, log, error, health, model, model_name, qcolor, symbol))
+        return views
+
+    def _log_model(self, s, sw, log, health) -> tuple[comms_sweep.CommsSweep | None, str]:
+        """The model a log is drawn against: its own collective and rank count, on the link its
+        devices should reach (presets; across nodes the hierarchical ring), else on the form's
+        link. None when it has no collective, one rank, or when that is the form's model."""
+        n = log.n_ranks
+        if log.collective is None or n is None or n < 2 or not len(log.sizes):
+            return None, ""
+        expected = health.expected if health is not None else None
+        if expected is not None:
+            bw, alpha, where = expected.achievable_bw, expected.alpha, expected.name
+        else:
+            bw, alpha, where = s.link_bw, s.alpha, "the form's link"
+        if (log.collective, n) == (sw.collective, sw.n_ranks) and math.isclose(bw, sw.link_bw, rel_tol=1e-9) \
+                and math.isclose(alpha, sw.alpha, rel_tol=1e-9, abs_tol=1e-15):
+            return None, ""  # the form's curves are this log's model
+        lo, hi = float(log.sizes.min()), float(log.sizes.max())
+        if not lo < hi:
+            return None, ""
+        model = comms_sweep.sweep(log.collective, n, bw, alpha, lo, hi)
+        return model, f"{_label(log.collective)} model, {n:,} ranks, {where}"
 
     def use_fit(self) -> bool:
-        """Set link bandwidth and latency per step to the ring model matching the log's fit."""
+        """Set the model's link to the ring that reproduces the selected log's fitted line:
+        bandwidth and latency when the fit measured both, only what it measured otherwise."""
         log = self.measured()
-        params = log.fitted_ring_parameters(self.scenario().collective, log.n_ranks or self.scenario().n_ranks) \
-            if log is not None else None
+        s = self.scenario()
+        params = _ring_parameters(log, s) if log is not None else None
         if params is None:
             self.show_status("No fitted measurement to use: load an nccl-tests log with at least two sizes.")
             return False
+        fit = log.fit
         bw, alpha = params
-        return self.edit(_text="Use fitted latency and bandwidth", link_bw=bw, alpha=alpha, interconnect="")
+        changes = {"interconnect": ""}
+        if fit.bandwidth_measured:
+            changes["link_bw"] = bw
+        if fit.alpha_measured:
+            changes["alpha"] = alpha
+        if len(changes) == 1:
+            self.show_status(f"The fit measured neither latency nor bandwidth: {fit.reason}.")
+            return False
+        what = ("latency and bandwidth" if len(changes) == 3 else
+                "bandwidth" if "link_bw" in changes else "latency")
+        return self.edit(_text=f"Use fitted {what}", _merge=False, **changes)
 
     # -- comparison -------------------------------------------------------------------------
     def set_comparison(self, items: Sequence[tuple[str, AllReduceScenario]]) -> None:
@@ -334,46 +681,70 @@ class AllReducePanel(PanelBase):
         """Where the crossover line is drawn (bytes), None when it is not drawn."""
         return self._crossover_value
 
+    def latency_marker(self) -> int | None:
+        """The rank count marked on the rank chart where the ring's latency term takes over."""
+        return self._latency_from
+
     def refresh(self) -> None:
-        if not hasattr(self, "busbw_chart"):
+        if not hasattr(self, "logs_table"):
             return  # called by the base class before the charts exist
         s = self.scenario()
         op = s.collective
         sw = comms_sweep.sweep(op, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max)
         point = comms_sweep.operating_point(op, s.size_bytes, s.n_ranks, s.link_bw, s.alpha)
-        log = self.measured()
+        self._loaded = self._load_views(s, sw)
+        self._selected = min(max(self._selected, 0), max(0, len(self._loaded) - 1))
         self._op = point
         self._sweep = sw
-        self._draw_time_chart(s, sw, point, log)
-        self._draw_busbw_chart(s, sw, point, log)
-        self._fill_results(s, point, log)
-        self._update_log_widgets(s, log)
+        self._draw_time_chart(s, sw, point)
+        self._draw_busbw_chart(s, sw, point)
+        self._draw_ranks_chart(s)
+        self._draw_link_chart(s, point)
+        self._fill_logs_table()
+        self._fill_results(s, point, self.selected_log())
+        self._update_log_widgets(s, self.selected_log())
 
-    def _draw_time_chart(self, s, sw, point, log) -> None:
+    def _draw_time_chart(self, s, sw, point) -> None:
         c = self.chart
         c.clear_series()
         c.clear_reference_lines()
         c.set_title(f"{_label(s.collective).capitalize()} time, {s.n_ranks:,} ranks")
         if sw.tree is not None:
-            c.add_series("ring", sw.sizes, sw.ring, color=RING_COLOR)
-            c.add_series("tree", sw.sizes, sw.tree, color=TREE_COLOR)
+            c.add_series("ring", sw.sizes, sw.ring, color=_tone(RING_COLOR))
+            c.add_series("tree", sw.sizes, sw.tree, color=_tone(TREE_COLOR))
         else:
-            c.add_series("ring (model)", sw.sizes, sw.ring, color=RING_COLOR)
+            c.add_series("ring (model)", sw.sizes, sw.ring, color=_tone(RING_COLOR))
         for i, (name, other) in enumerate(self._comparison):
             try:
                 osw = comms_sweep.sweep(other.collective, other.n_ranks, other.link_bw, other.alpha,
                                         s.size_min, s.size_max)
             except ValueError:
                 continue
-            c.add_series(name, osw.sizes, osw.best, color=COMPARISON_COLORS[i % len(COMPARISON_COLORS)],
+            c.add_series(name, osw.sizes, osw.best, color=_tone(COMPARISON_COLORS[i % len(COMPARISON_COLORS)]),
                          style="dash" if i % 2 == 0 else "dot")
-        if log is not None and len(log.sizes):
-            c.add_series("measured (out-of-place)", log.sizes, log.times, color=MEASURED_COLOR, symbol="o",
-                         width=1.0)
-            xs, ys = log.fit_curve(sw.sizes)  # the sweep spans the log's sizes once loaded
-            if log.fit is not None and len(xs):
-                c.add_series(f"fit: {si_label(log.fit.alpha, 's')} + S / {si_label(log.fit.bandwidth, 'B/s')}",
-                             xs, ys, color=MEASURED_COLOR, style="dash")
+        selected = self.selected_log()
+        models = 0
+        for view in self._loaded:
+            if view.log is None or not len(view.log.sizes):
+                continue
+            c.add_series(view.label, view.log.sizes, view.log.times, color=view.color, symbol=view.symbol,
+                         width=1.0, in_legend=False)
+            if view.model is not None:
+                # named (CSV, hover) but not in the legend: one entry below says what the dashes are
+                c.add_series(f"{view.label}: {view.model_name}", view.model.sizes, view.model.best,
+                             color=view.color, style="dash", width=1.5, in_legend=False)
+                models += 1
+        if models:
+            c.add_series(MODEL_LEGEND, [], [], color=th.current_theme().muted, style="dash", width=1.5)
+        if selected is not None and selected.log is not None and selected.log.fit is not None:
+            log = selected.log
+            xs, ys = log.fit_curve(comms_sweep.size_grid(float(log.sizes.min()), float(log.sizes.max()), 8)
+                                   if log.sizes.min() < log.sizes.max() else log.sizes)
+            if len(xs) > 1:
+                alpha = si_label(log.fit.alpha, "s") if log.fit.alpha_measured else "α?"
+                c.add_series(f"fit: {alpha} + S / {si_label(log.fit.bandwidth, 'B/s')}",
+                             xs, ys, color=selected.color, style="dot", width=2.0)
+        c.set_side_legend([view.label for view in self._loaded if view.log is not None and len(view.log.sizes)])
         self._crossover_value = None
         if point.crossover is not None and point.crossover > 0:
             line = c.add_reference_line(point.crossover, label=f"crossover {_size_text(point.crossover)}")
@@ -391,31 +762,167 @@ class AllReducePanel(PanelBase):
                               + (f" ({point.best_algorithm})" if sw.tree is not None else ""))
         c.getPlotItem().getViewBox().enableAutoRange()
 
-    def _draw_busbw_chart(self, s, sw, point, log) -> None:
+    def _draw_busbw_chart(self, s, sw, point) -> None:
         c = self.busbw_chart
         c.clear_series()
         c.clear_reference_lines()
         if sw.tree_busbw is not None:
-            c.add_series("ring", sw.sizes, sw.ring_busbw, color=RING_COLOR)
-            c.add_series("tree", sw.sizes, sw.tree_busbw, color=TREE_COLOR)
+            c.add_series("ring", sw.sizes, sw.ring_busbw, color=_tone(RING_COLOR))
+            c.add_series("tree", sw.sizes, sw.tree_busbw, color=_tone(TREE_COLOR))
         else:
-            c.add_series("ring (model)", sw.sizes, sw.ring_busbw, color=RING_COLOR)
-        if log is not None and len(log.sizes):
-            c.add_series("measured", log.sizes, log.busbw, color=MEASURED_COLOR, symbol="o", width=1.0)
+            c.add_series("ring (model)", sw.sizes, sw.ring_busbw, color=_tone(RING_COLOR))
+        tops = [s.link_bw, float(sw.best_busbw.max(initial=0.0))]
+        for view in self._loaded:
+            if view.log is None or not len(view.log.sizes):
+                continue
+            # the time chart beside it names the logs: this legend keeps to the model, clear of the curves
+            c.add_series(view.label, view.log.sizes, view.log.busbw, color=view.color, symbol=view.symbol,
+                         width=1.0, in_legend=False)
+            tops.append(float(view.log.busbw.max(initial=0.0)))
+            if view.model is not None:
+                c.add_series(f"{view.label} (model)", view.model.sizes, view.model.best_busbw, color=view.color,
+                             style="dash", width=1.5, in_legend=False)
+                tops.append(float(view.model.best_busbw.max(initial=0.0)))
         line = c.add_reference_line(s.link_bw, vertical=False, label=f"link bandwidth {si_label(s.link_bw, 'B/s')}",
                                     color=th.current_theme().muted)
-        if getattr(line, "label", None) is not None:  # above the line, left of the middle: clear of the curves
-            line.label.setPosition(0.3)
+        if getattr(line, "label", None) is not None:  # above the line at the left end: clear of the curves
+            line.label.setPosition(0.02)
             line.label.anchors = [(0, 1), (0, 1)]
             line.label.updatePosition()
         c.set_operating_point(point.size_bytes, point.busbw, si_label(point.busbw, "B/s"))
         vb = c.getPlotItem().getViewBox()
         vb.enableAutoRange()
-        top = max([s.link_bw, float(sw.best_busbw.max(initial=0.0))]
-                  + ([float(log.busbw.max(initial=0.0))] if log is not None else []))
-        vb.setYRange(0.0, top * 1.12, padding=0)  # the link line and the labels stay in view
+        vb.setYRange(0.0, max(tops) * 1.12, padding=0)  # the link line and the labels stay in view
 
-    def _fill_results(self, s, point, log) -> None:
+    def _draw_ranks_chart(self, s) -> None:
+        c = self.ranks_chart
+        c.clear_series()
+        c.clear_reference_lines()
+        top = max(comms_sweep.RANKS_MAX, s.n_ranks)
+        rs = comms_sweep.rank_sweep(s.collective, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN, top)
+        c.set_title(f"Against rank count ({_label(s.collective)} of {_size_text(s.size_bytes)})")
+        if rs.tree is not None:
+            c.add_series("ring", rs.ranks, rs.ring, color=_tone(RING_COLOR))
+            c.add_series("tree", rs.ranks, rs.tree, color=_tone(TREE_COLOR))
+        else:
+            c.add_series("ring (model)", rs.ranks, rs.ring, color=_tone(RING_COLOR))
+        if s.alpha > 0:
+            c.add_series("ring latency term", rs.ranks, rs.ring_latency, color=_tone(RING_COLOR), style="dot", width=1.5)
+        positive = rs.ring_transfer > 0
+        if positive.any():
+            c.add_series("ring transfer term", rs.ranks[positive], rs.ring_transfer[positive], color=th.current_theme().muted,
+                         style="dash", width=1.5)
+        self._latency_from = rs.latency_from
+        if rs.latency_from is not None and rs.latency_from > comms_sweep.RANKS_MIN:
+            line = c.add_reference_line(float(rs.latency_from), label=f"latency dominates from n = {rs.latency_from:,}")
+            line.setToolTip("From this rank count on, the ring spends more time in its 2(n-1) latency steps than "
+                            "in moving the bytes")
+            if getattr(line, "label", None) is not None:
+                line.label.setAngle(90)
+                line.label.setPosition(0.97)
+                line.label.anchors = [(1.0, 1.0), (1.0, 1.0)]
+                line.label.updatePosition()
+        for view in self._loaded:
+            log = view.log
+            if log is None or log.collective != s.collective or not log.n_ranks or log.n_ranks < 2:
+                continue
+            t = log.time_at(s.size_bytes)
+            if t is not None:
+                c.add_series(view.label, [float(log.n_ranks)], [t],
+                             color=view.color, symbol=view.symbol, width=1.0)
+        best = float(rs.best[rs.ranks == s.n_ranks][0]) if (rs.ranks == s.n_ranks).any() else \
+            float(comms_sweep.operating_point(s.collective, s.size_bytes, s.n_ranks, s.link_bw, s.alpha).best_time)
+        c.set_operating_point(float(s.n_ranks), best, f"{s.n_ranks:,} ranks: {si_label(best, 's')}")
+        c.getPlotItem().getViewBox().enableAutoRange()
+
+    def _draw_link_chart(self, s, point) -> None:
+        c = self.link_chart
+        c.clear_series()
+        c.clear_reference_lines()
+        lo, hi = min(1e9, s.link_bw / 2.0), max(2e12, s.link_bw * 2.0)
+        bs = comms_sweep.bandwidth_sweep(s.collective, s.size_bytes, s.n_ranks, s.alpha, lo, hi)
+        c.set_title(f"Against link bandwidth ({_size_text(s.size_bytes)}, {s.n_ranks:,} ranks)")
+        if bs.tree is not None:
+            c.add_series("ring", bs.bandwidths, bs.ring, color=_tone(RING_COLOR))
+            c.add_series("tree", bs.bandwidths, bs.tree, color=_tone(TREE_COLOR))
+        else:
+            c.add_series("ring (model)", bs.bandwidths, bs.ring, color=_tone(RING_COLOR))
+        marks = [self._interconnects[k] for k in LINK_CLASS_MARKS if k in self._interconnects]
+        nic = self._interconnects.get(s.inter_node)
+        if nic is not None:
+            marks.append(nic)
+        self._link_marks = []
+        for ic in sorted(marks, key=lambda ic: ic.bw_per_direction):
+            name = ic.name.split(" (", 1)[0].removeprefix("InfiniBand / Ethernet NIC, ")
+            line = c.add_reference_line(ic.bw_per_direction, label=f"{name} NIC" if ic.key.startswith("nic-") else name)
+            line.setToolTip(f"{ic.name}: {units.format_quantity(ic.bw_per_direction, 'B/s')} per direction (nominal)")
+            if getattr(line, "label", None) is not None:
+                # written up the line, ending near the top: the falling curves leave the top right empty
+                line.label.setAngle(90)
+                line.label.setPosition(0.97)
+                line.label.anchors = [(1.0, 1.0), (1.0, 1.0)]
+                line.label.updatePosition()
+            rank = LINK_MARK_PRIORITY.index(ic.key) if ic.key in LINK_MARK_PRIORITY else len(LINK_MARK_PRIORITY)
+            self._link_marks.append((0 if ic.key == s.interconnect else 1 + rank, ic.bw_per_direction, line))
+        self._thin_link_labels()
+        c.set_operating_point(s.link_bw, point.best_time,
+                              f"{si_label(s.link_bw, 'B/s')}: {si_label(point.best_time, 's')}")
+        c.getPlotItem().getViewBox().enableAutoRange()
+
+    def _thin_link_labels(self, *_args) -> None:
+        """Hide the labels of link-class lines that would touch a label kept before them (in
+        priority order); their lines stay, and their tooltips name them."""
+        marks = getattr(self, "_link_marks", [])
+        if not marks:
+            return
+        c = self.link_chart
+        vb = c.getPlotItem().getViewBox()
+        (x0, x1), _ = vb.viewRange()
+        width = vb.width()
+        if width <= 0 or not x1 > x0:
+            for _rank, _value, line in marks:
+                if getattr(line, "label", None) is not None:
+                    line.label.setVisible(True)
+            return
+        label_height = 1.3 * th.BASE_TICK_FONT_PT * 0.9 * th.scale_factor(c.presentation()) * 96 / 72
+        kept: list[float] = []
+        for _rank, value, line in sorted(marks, key=lambda m: m[0]):
+            px = (math.log10(value) - x0) / (x1 - x0) * width
+            free = all(abs(px - other) >= label_height for other in kept)
+            if getattr(line, "label", None) is not None:
+                line.label.setVisible(free)
+            if free:
+                kept.append(px)
+
+    def _fill_logs_table(self) -> None:
+        table = self.logs_table
+        self._filling_table = True
+        try:
+            table.setRowCount(len(self._loaded))
+            for view in self._loaded:
+                cells = _table_cells(view)
+                for col, (text, tip) in enumerate(cells):
+                    item = QTableWidgetItem(text)
+                    item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+                    if tip:
+                        item.setToolTip(_tip(tip))
+                    if col == 0:
+                        item.setIcon(_marker_icon(view.color, view.symbol))
+                    if col == HEALTH_COLUMN and view.health is not None and view.health.verdict == link_health.DEGRADED:
+                        item.setForeground(QColor(th.current_theme().error))
+                    table.setItem(view.index, col, item)
+            if self._loaded:
+                table.selectRow(self._selected)
+        finally:
+            self._filling_table = False
+        table.setVisible(bool(self._loaded))
+        rows = len(self._loaded)
+        row_height = table.verticalHeader().defaultSectionSize()
+        scroll = table.horizontalScrollBar().sizeHint().height() if table.horizontalScrollBar().isVisible() else 0
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows * row_height
+                             + 2 * table.frameWidth() + scroll + 2)
+
+    def _fill_results(self, s, point, selected: LoadedLog | None) -> None:
         factor_formula = FACTOR_TIPS.get(s.collective, "?")
         rows = [
             ResultRow("Ring time", point.ring_time, "s",
@@ -445,43 +952,79 @@ class AllReducePanel(PanelBase):
             ResultRow(f"Bus factor, n = {s.n_ranks:,}", f"{point.bus_factor:.4g}", "",
                       f"busbw / algbw for {_label(s.collective)}: {factor_formula}, n = total ranks"),
         ]
+        if self._latency_from is not None:
+            rows.append(ResultRow("Latency takes over from", f"{self._latency_from:,} ranks", "",
+                                  "The rank count from which the ring's latency term (ring steps × α) is at least "
+                                  "its transfer term at this size"))
+        log = selected.log if selected is not None else None
         if log is not None:
-            ranks = f"{log.n_ranks:,} ranks" if log.n_ranks else "ranks not listed"
-            rows.append(ResultRow("Log: rows parsed, ranks", f"{log.row_count:,} rows, {ranks}", "",
-                                  "Result rows read from the log (one per size, each with out-of-place and "
-                                  "in-place times), and the ranks its '# Rank N ...' lines list"
-                                  + (f"; {len(log.result.skipped)} unreadable line(s) skipped"
-                                     if log.result.skipped else "")))
-            rows.append(ResultRow("Avg busbw, printed",
-                                  f"{log.printed_avg_busbw / GB:.3f}" if log.printed_avg_busbw is not None
-                                  else "not printed", "GB/s" if log.printed_avg_busbw is not None else "",
-                                  "The log's '# Avg bus bandwidth' line (GB = 1e9 B)"))
-            rows.append(ResultRow("Avg busbw, recomputed", f"{log.computed_avg_busbw / GB:.3f}", "GB/s",
-                                  "Mean busbw over every printed row, out-of-place and in-place, zero sizes "
-                                  "included: how nccl-tests computes its average"))
-            if log.fit is not None:
-                rows.append(ResultRow("Fitted latency (whole op)", log.fit.alpha, "s",
-                                      f"t = α + S/B fitted to the out-of-place times (relative errors), "
-                                      f"R² = {log.fit.r2:.3f}. α is the latency of the whole collective"))
-                rows.append(ResultRow("Fitted bandwidth (algbw)", log.fit.bandwidth, "B/s",
-                                      "B of the fit t = α + S/B: an algorithm bandwidth; × bus factor for busbw"))
-            else:
-                rows.append(ResultRow("Fit", "not possible", "", log.fit_error))
+            rows += self._log_rows(selected, log)
         self.results.set_rows(rows)
         if len(rows) != self._result_count:
             self._result_count = len(rows)
             self._fit_results_height()
 
+    @staticmethod
+    def _log_rows(selected: LoadedLog, log: comms_sweep.MeasuredLog) -> list[ResultRow]:
+        r = log.result
+        ranks = _ranks_text(log)
+        rows = [ResultRow("Log: rows parsed, ranks", f"{log.row_count:,} rows, {ranks}", "",
+                          _tip(f"{selected.label}: result rows read from the log (one per size, each with "
+                               "out-of-place and in-place times), and its rank count with where it was read"
+                               + (f"; {len(r.skipped_lines)} unreadable line(s) skipped" if r.skipped_lines else ""))),
+                ResultRow("Avg busbw, printed",
+                          f"{log.printed_avg_busbw / GB:.3f}" if log.printed_avg_busbw is not None else "not printed",
+                          "GB/s" if log.printed_avg_busbw is not None else "",
+                          "The log's '# Avg bus bandwidth' line (GB = 1e9 B)"),
+                ResultRow("Avg busbw, recomputed", f"{log.computed_avg_busbw / GB:.3f}", "GB/s",
+                          "Mean busbw over every printed row, out-of-place and in-place, zero sizes "
+                          "included: how nccl-tests computes its average")]
+        health = selected.health
+        if health is not None:
+            rows.append(ResultRow("Link health", health.verdict, "", _tip(health.summary)))
+        fit = log.fit
+        if fit is None:
+            rows.append(ResultRow("Fit", "not possible", "", _tip(log.fit_error)))
+            return rows
+        rows.append(ResultRow("Fit", f"{fit.verdict}, {fit.rel_rms:.0%} RMS", "",
+                              _tip(f"t = α + S/B fitted to the out-of-place times (relative errors): {fit.reason}. "
+                                   f"R² = {fit.r2:.3f} (on plain times: dominated by the largest messages)")))
+        if fit.alpha_measured:
+            rows.append(ResultRow("Fitted latency (whole op)", fit.alpha, "s",
+                                  "α of the fit t = α + S/B: the latency of the whole collective, measured by "
+                                  f"{fit.n_latency} latency-dominated sizes"))
+        else:
+            rows.append(ResultRow("Fitted latency (whole op)", "not measured", "",
+                                  _tip(f"The line's α ({units.format_quantity(fit.alpha, 's')}) is not a "
+                                       f"measurement: {fit.reason}")))
+        if fit.bandwidth_measured:
+            rows.append(ResultRow("Fitted bandwidth (algbw)", fit.bandwidth, "B/s",
+                                  "B of the fit t = α + S/B: an algorithm bandwidth; × bus factor for busbw"))
+        else:
+            rows.append(ResultRow("Fitted bandwidth (algbw)", "not measured", "", _tip(fit.reason)))
+        return rows
+
     def _fit_results_height(self) -> None:
-        """Give the results table room for every row (up to 45% of the height)."""
+        """Give the results table room for every row, up to 45% of the height (a third with
+        logs loaded: their list takes its share under the charts; the table then scrolls).
+        The cap is the table's maximum height too, so the centre's own balancing keeps to it."""
         table = self.results
         total = self.center.height()
         if total <= 0:
             return
+        share = 0.45 if not self._loaded else 0.25 if th.presentation_enabled() else 0.33
+        cap = int(total * share)
+        table.setMaximumHeight(max(cap, table.minimumHeight()))
+        if self.center.user_sized():
+            return
         want = (table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 4
                 + table.rowCount() * table.verticalHeader().defaultSectionSize())
-        want = min(want, int(total * 0.45))
+        want = min(want, cap)
         self.center.setSizes([total - want, want])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().resizeEvent(event)
+        self._fit_results_height()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().showEvent(event)
@@ -489,34 +1032,49 @@ class AllReducePanel(PanelBase):
             self._shown = True
             self._fit_results_height()
 
-    def _update_log_widgets(self, s, log) -> None:
-        text = s.measured_log
-        self.clear_log_button.setEnabled(bool(text))
+    def _update_log_widgets(self, s, selected: LoadedLog | None) -> None:
+        has_logs = bool(s.logs)
+        self.remove_log_button.setEnabled(selected is not None)
+        self.load_button.setEnabled(len(s.logs) < AllReduceScenario.MAX_LOGS)
+        log = selected.log if selected is not None else None
         params = None
         if log is not None:
-            params = log.fitted_ring_parameters(s.collective, log.n_ranks or s.n_ranks)
+            params = _ring_parameters(log, s)
+        fit = log.fit if log is not None else None
         self.fit_button.setVisible(log is not None)
-        self.fit_button.setEnabled(params is not None)
-        if params is not None:
+        usable = params is not None and fit is not None and (fit.alpha_measured or fit.bandwidth_measured)
+        self.fit_button.setEnabled(usable)
+        if fit is not None and usable:
+            what = ("latency and bandwidth" if fit.alpha_measured and fit.bandwidth_measured else
+                    "bandwidth" if fit.bandwidth_measured else "latency")
+            self.fit_button.setText(f"Use fitted {what}")
             bw, alpha = params
-            self.fit_button.setToolTip(
-                f"Set the model to the ring that reproduces the fitted line: link bandwidth "
-                f"{units.format_quantity(bw, 'B/s')} (fitted algbw × bus factor), latency per step "
-                f"{units.format_quantity(alpha, 's')} (fitted α / ring steps)")
-        if not text:
-            self.log_label.setText("No measured log. Load the output of all_reduce_perf (or another "
-                                   "nccl-tests binary) to compare it with the model.")
-        elif log is None:
-            error = self._log_cache[2] if self._log_cache else ""
-            self.log_label.setText(f"The stored log cannot be read: {error}")
+            parts = []
+            if fit.bandwidth_measured:
+                parts.append(f"link bandwidth {units.format_quantity(bw, 'B/s')} (fitted algbw × bus factor)")
+            if fit.alpha_measured:
+                parts.append(f"latency per step {units.format_quantity(alpha, 's')} (fitted α / ring steps)")
+            self.fit_button.setToolTip(_tip("Set the model to the ring that reproduces the fitted line of "
+                                            f"{selected.label}: " + ", ".join(parts)
+                                            + ("" if fit.alpha_measured and fit.bandwidth_measured
+                                               else f". Not the rest: {fit.reason}")))
         else:
-            name = self._log_names.get(text, "measured log")
-            ranks = f", {log.n_ranks} ranks" if log.n_ranks else ""
-            what = _label(log.collective) if log.collective else "collective not named"
-            more = log.result.other_runs
-            runs = f" (the first of {more + 1} runs in the file; the others are not shown)" if more else ""
-            self.log_label.setText(f"{name}: {log.row_count} sizes{ranks}, {what}{runs}")
-        self.log_label.setStyleSheet(f"color: {th.current_theme().muted};")
+            self.fit_button.setText("Use fitted latency and bandwidth")
+            self.fit_button.setToolTip(_tip(fit.reason) if fit is not None else "")
+        if not has_logs:
+            self.log_label.setText("No measured log. Load the output of all_reduce_perf (or another "
+                                   "nccl-tests binary) to compare it with the model; load several to compare "
+                                   "two nodes or two dates.")
+        elif selected is None:
+            self.log_label.setText("")
+        else:
+            self.log_label.setText(_details(selected))
+        # a palette, not a style sheet: a label with a style sheet stops following its form's font
+        # (presentation mode would leave it small)
+        palette = self.form_widget.palette()
+        if not has_logs:
+            palette.setColor(QPalette.ColorRole.WindowText, QColor(th.current_theme().muted))
+        self.log_label.setPalette(palette)
 
     # -- explanation, export ----------------------------------------------------------------
     def explanation(self) -> str:
@@ -531,20 +1089,31 @@ class AllReducePanel(PanelBase):
             "</ul>"
             "<p><b>Bus bandwidth</b> (nccl-tests): algbw = S/t, busbw = algbw × factor with factor "
             "2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 for "
-            "broadcast and reduce. busbw is comparable with the link bandwidth whatever n is.</p>"
+            "broadcast, reduce and send/receive. busbw is comparable with the link bandwidth whatever n is.</p>"
+            "<p><b>Against rank count</b>: the ring's latency term 2(n-1)·α grows with n while its transfer "
+            "term approaches 2·S/B, so from n ≈ S/(α·B) on latency dominates; the tree's grows with log n.</p>"
             "<p><b>Rules of thumb</b>: NVLink reaches about 80% of its nominal per-direction rate; "
             "expect about 24 GB/s busbw per 200 Gb/s NIC; α is a few µs per step on NVLink and "
             "5-20 µs across nodes.</p>"
-            "<p>A loaded log's out-of-place times are fitted with t = α + S/B; "
-            "“Use fitted latency and bandwidth” turns that line into the ring model's B and α.</p>"
+            "<p><b>Measured logs</b>: each is drawn against the model of its own collective and rank count "
+            "on the link its devices should reach (NVLink generation or PCIe, from the interconnect presets; "
+            "across nodes the hierarchical ring, min(NVLink, ranks per node × NIC)). Its out-of-place times "
+            "are fitted with t = α + S/B; the fit says how far to trust it: α counts as measured only with "
+            f"at least {comms.MIN_POINTS_PER_REGION} sizes below S½ = α·B (latency-dominated), B only with "
+            "as many above. “Use fitted latency and bandwidth” turns the line into the ring model's B and α.</p>"
+            f"<p><b>Link health</b>: the highest busbw at {_size_text(link_health.LARGE_MESSAGE_BYTES)} and "
+            f"above against the expected link's nominal rate: healthy from {link_health.HEALTHY_RATIO:.0%}, "
+            "degraded below it (and placed in the slowest link class that covers it: a node whose NVLink "
+            "is down shows PCIe-class numbers), not comparable without devices the presets know or with "
+            f"fewer than {link_health.MIN_LARGE_SIZES} large sizes.</p>"
         )
 
     def chart_for_export(self) -> QWidget | None:
-        """Both charts (time and bus bandwidth, side by side) export together, as shown."""
-        return self.charts
+        """The charts of the tab shown (two side by side), as on screen."""
+        return self.chart_tabs.currentWidget()
 
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
-        """Model sweep (size, ring and tree time, busbw) plus the measured rows when a log is loaded."""
+        """Model sweep (size, ring and tree time, busbw) plus every loaded log's measured rows."""
         s = self.scenario()
         sw = comms_sweep.sweep(s.collective, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max)
         n = len(sw.sizes)
@@ -552,15 +1121,161 @@ class AllReducePanel(PanelBase):
         ring = [float(x) for x in sw.ring]
         tree = [float(x) for x in sw.tree] if sw.tree is not None else [None] * n
         busbw = [float(x) for x in sw.best_busbw]
-        log = self.measured()
-        if log is None:
+        logs = [view for view in self._loaded if view.log is not None]
+        if not logs:
             return [("size (B)", sizes), ("ring time (s)", ring), ("tree time (s)", tree), ("busbw (B/s)", busbw)]
-        m = len(log.sizes)
+        source, m_sizes, m_busbw, m_times = ["model"] * n, [], [], []
+        for view in logs:
+            count = len(view.log.sizes)
+            source += [f"measured (out-of-place): {view.label}"] * count
+            m_sizes += [float(x) for x in view.log.sizes]
+            m_busbw += [float(x) for x in view.log.busbw]
+            m_times += [float(x) for x in view.log.times]
+        m = len(m_sizes)
         return [
-            ("source", ["model"] * n + ["measured (out-of-place)"] * m),
-            ("size (B)", sizes + [float(x) for x in log.sizes]),
+            ("source", source),
+            ("size (B)", sizes + m_sizes),
             ("ring time (s)", ring + [None] * m),
             ("tree time (s)", tree + [None] * m),
-            ("busbw (B/s)", busbw + [float(x) for x in log.busbw]),
-            ("measured time (s)", [None] * n + [float(x) for x in log.times]),
+            ("busbw (B/s)", busbw + m_busbw),
+            ("measured time (s)", [None] * n + m_times),
         ]
+
+
+class _PresetLinks:
+    """The panel's interconnect presets as a ``workbench.catalog`` catalog for link health."""
+
+    def __init__(self, interconnects):
+        self._interconnects = interconnects
+
+    def hardware(self, key: str):
+        return presets.hardware_by_key(key)
+
+    def interconnect(self, key: str):
+        try:
+            return self._interconnects[key]
+        except KeyError:
+            raise InputError("key", f"no interconnect preset {key!r}") from None
+
+
+def _ring_parameters(log: comms_sweep.MeasuredLog, s: AllReduceScenario) -> tuple[float, float] | None:
+    """(link bandwidth, latency per step) of the ring that reproduces a log's fitted line: with
+    the log's own collective and rank count (a send/receive log's bandwidth is one link's),
+    the form's where the log does not say."""
+    return log.fitted_ring_parameters(log.collective or s.collective, log.n_ranks or s.n_ranks)
+
+
+def _legend_labels(entries: Sequence[tuple[str, comms_sweep.MeasuredLog | None]]) -> list[str]:
+    """A legend name per log: its file name, then its host and its date where files share a
+    name, then its position where even those are the same."""
+    base = [name or f"log {i + 1}" for i, (name, _log) in enumerate(entries)]
+
+    def host(log):
+        hosts = log.result.hosts if log is not None else ()
+        return ", ".join(hosts[:2]) + (" …" if len(hosts) > 2 else "") if hosts else ""
+
+    def date(log):
+        return (log.result.date or "") if log is not None else ""
+
+    labels = list(base)
+    for extra in (host, date):
+        seen = [labels.count(label) > 1 for label in labels]
+        labels = [f"{label} ({extra(log)})" if dup and extra(log) else label
+                  for label, dup, (_name, log) in zip(labels, seen, entries, strict=True)]
+    return [f"{label} #{i + 1}" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
+
+
+def _ranks_text(log: comms_sweep.MeasuredLog) -> str:
+    r = log.result
+    if not log.n_ranks:
+        return "ranks not listed"
+    source = RANK_SOURCES.get(r.n_ranks_source or "", r.n_ranks_source or "")
+    return f"{log.n_ranks:,} rank{'s' if log.n_ranks != 1 else ''}" + (f" ({source})" if source else "")
+
+
+def _collective_text(log: comms_sweep.MeasuredLog) -> str:
+    r = log.result
+    if log.collective is None:
+        return "collective not named"
+    if r.collective_source == "inferred":
+        return f"{_label(log.collective)} (inferred)"
+    if r.collective is None:
+        return f"{_label(log.collective)} (assumed: the form's)"
+    return _label(log.collective)
+
+
+def _device_text(log: comms_sweep.MeasuredLog) -> str:
+    r = log.result
+    names = r.device_names
+    if not names:
+        return "not listed"
+    layout = link_health.node_layout(r)
+    hosts = f", {layout.nodes} hosts" if layout.nodes and layout.nodes > 1 else ""
+    return " / ".join(names) + hosts
+
+
+def _table_cells(view: LoadedLog) -> list[tuple[str, str]]:
+    """(text, tooltip) of each column of the logs table for one log."""
+    log = view.log
+    if log is None:
+        return [(view.label, view.name), ("unreadable", view.error), ("", ""), ("", ""), ("", ""), ("", "")]
+    health = view.health
+    fit = log.fit
+    fit_text = "not possible" if fit is None else fit.verdict
+    fit_tip = log.fit_error if fit is None else fit.reason
+    r = log.result
+    label_tip = "\n".join(x for x in (view.name, ", ".join(r.hosts), r.date or "") if x)
+    health_tip = health.summary if health is not None else ""
+    if health is not None and health.expected is not None:
+        health_tip = "\n".join((health.summary, health.expected.rule, *health.expected.sources))
+    return [
+        (view.label, label_tip),
+        (_collective_text(log), f"Compared with: {view.model_name}" if view.model_name else
+         "Compared with the form's model (same collective, ranks and link)"),
+        (_ranks_text(log), ""),
+        (_device_text(log), ", ".join(r.hosts)),
+        (fit_text, fit_tip),
+        (health.summary if health is not None else "", health_tip),
+    ]
+
+
+def _details(view: LoadedLog) -> str:
+    """Everything the selected log says about itself, as plain text lines."""
+    log = view.log
+    if log is None:
+        return f"{view.label}: the stored log cannot be read: {view.error}"
+    r = log.result
+    lines = [view.label if view.label == view.name else f"{view.label}\n{view.name}"]
+    lines.append(f"{_collective_text(log)}, {_ranks_text(log)}, {log.row_count:,} sizes")
+    if r.device_names:
+        layout = link_health.node_layout(r)
+        hosts = ", ".join(layout.hosts[:4]) + (" …" if len(layout.hosts) > 4 else "")
+        lines.append(f"Device: {' / '.join(r.device_names)} on {layout.nodes} host"
+                     f"{'s' if (layout.nodes or 0) > 1 else ''} ({hosts})")
+    elif r.hosts:
+        lines.append(f"Hosts: {', '.join(r.hosts[:4])}")
+    tools = ", ".join(x for x in (
+        f"{r.tool} {r.tool_version}" if r.tool and r.tool_version else (r.tool or ""),
+        f"NCCL {r.library_version}" if r.library_version else "") if x)
+    if r.date or tools:
+        lines.append(" · ".join(x for x in (r.date or "", tools) if x))
+    if r.algbw_convention != SIZE_OVER_TIME:
+        lines.append(f"algbw convention: {r.algbw_convention}")
+    if r.time_unit != "us":
+        lines.append(f"times printed in {r.time_unit}")
+    if r.other_runs:
+        lines.append(f"the first of {r.other_runs + 1} runs in the file; the others are not shown")
+    if view.health is not None:
+        lines.append(view.health.summary)
+    if log.fit is not None:
+        lines.append(f"Fit {log.fit.verdict}: {log.fit.reason}")
+    else:
+        lines.append(f"No fit: {log.fit_error}")
+    if r.out_of_bounds:
+        lines.append(f"{r.out_of_bounds:,} out-of-bounds values reported")
+    if r.skipped_lines:
+        shown = [str(s) for s in r.skipped_lines[:SHOWN_SKIPPED]]
+        more = len(r.skipped_lines) - len(shown)
+        lines.append("Skipped: " + "; ".join(shown) + (f"; and {more} more" if more else ""))
+    lines += [f"Note: {note}" for note in r.notes]
+    return "\n".join(lines)
