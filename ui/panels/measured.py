@@ -315,8 +315,9 @@ class MeasuredPanel(PanelBase):
     def _build_form(self) -> None:
         self.add_section("Measurements")
         buttons = QWidget(self.form_widget)
-        row = QHBoxLayout(buttons)
+        row = QVBoxLayout(buttons)  # one above the other: side by side they widen the form on a projector
         row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
         self.open_log_button = QPushButton("Open training log…", buttons)
         self.open_log_button.setObjectName("openLogButton")
         self.open_log_button.setToolTip("Read a training job's console log (Megatron-LM, NeMo, DeepSpeed, torchtitan, "
@@ -336,6 +337,8 @@ class MeasuredPanel(PanelBase):
         self.run_list.setObjectName("runList")
         self.run_list.setAccessibleName("Logs compared")
         self.run_list.setIconSize(QSize(12, 12))
+        self.run_list.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long names: the tooltip has them whole
+        self.run_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.run_list.setMaximumHeight(120)
         self.run_list.currentRowChanged.connect(lambda _row: self._sync_buttons())
         self.form.addRow(self.run_list)
@@ -362,7 +365,7 @@ class MeasuredPanel(PanelBase):
                                      description="Steps numbered up to this one are warm-up: not in the medians")
         self.warmup_field.setObjectName("field.warmup_steps")
         self.warmup_field.valueEdited.connect(lambda value: self._set_warmup(int(value)))
-        self.form.addRow("Warm-up: steps up to", self.warmup_field)
+        self.form.addRow("Last warm-up step", self.warmup_field)
 
         self.add_section("Into the plan")
         self.adopt_throughput_button = QPushButton("Adopt measured throughput", self.form_widget)
@@ -827,6 +830,9 @@ class MeasuredPanel(PanelBase):
             entries = sum(1 for series in chart.series() if series.in_legend) if chart.legend_visible() else 0
             line_px = th.BASE_TICK_FONT_PT * th.scale_factor(chart.presentation()) * 96.0 / 72.0 * 1.45
             legend_px = entries * line_px + 20.0 if entries else line_px  # the plan's label needs a line too
+            legend = getattr(chart.getPlotItem(), "legend", None)  # pyqtgraph's public legend attribute
+            if entries and legend is not None and legend.boundingRect().height() > 0:
+                legend_px = legend.boundingRect().height() + 12.0 + 10.0  # its offset from the top, a gap
             height = chart.getPlotItem().getViewBox().height()
             if height > 1.5 * legend_px:
                 share = min(3.0, height / (height - legend_px))
