@@ -6,7 +6,9 @@
   pushes it as one undo step; the table then shows the new scenario.
 - :class:`KernelBuilderDialog` makes kernels from shapes with ``workbench.kernels`` (GEMM,
   elementwise, layer norm, unfused and fused attention, or plain counts).
-- :func:`read_kernel_file` reads a plain kernel CSV or an Nsight Compute ``--csv`` export.
+- :func:`read_kernel_file` reads a plain kernel CSV or an Nsight Compute ``--csv`` export
+  (workbench's reader decides which), and :class:`ImportReport` shows what the import said:
+  rows not imported, notes, and the ``ncu`` command for missing counters, copyable.
 
 Every count comes from ``workbench``; this module only parses and formats at the edge.
 """
@@ -25,16 +27,18 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAccessible, QBrush, QColor, QRegion
+from PySide6.QtGui import QAccessible, QBrush, QColor, QGuiApplication, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
     QStackedWidget,
     QTableView,
@@ -46,6 +50,7 @@ from ui import theme as th
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import kernels as wk
 from workbench import units
+from workbench._validate import InputError
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
 from workbench.kernel_import import ImportResult, parse_kernel_csv, parse_ncu_csv
 from workbench.kernels import Kernel
@@ -57,18 +62,21 @@ MAX_IMPORT_BYTES = 64 * 2**20
 
 # -- import ---------------------------------------------------------------------------------
 def looks_like_ncu(text: str) -> bool:
-    """An Nsight Compute CSV export starts its table with an "ID" column and has "Kernel Name"."""
-    for line in text.splitlines()[:200]:
-        s = line.lstrip()
-        if s.startswith('"ID"') or s.startswith("ID,"):
-            return "kernel name" in s.lower()
-    return False
+    """Whether ``text`` holds an Nsight Compute CSV table, as workbench's reader decides it:
+    a "Kernel Name" column beside an "ID" or "Metric Name" column or a ``__`` metric name,
+    anywhere in the text (program output and ``==PROF==`` lines may come first)."""
+    try:
+        parse_ncu_csv(text)
+    except InputError:
+        return False
+    return True
 
 
 def read_kernel_file(path) -> tuple[ImportResult, str]:
-    """Read kernels from ``path``: (result, format name). A plain CSV (name, flops, bytes
-    [, time_s]) or an ``ncu --csv`` export, told apart by the header. Raises ``ValueError``
-    (a file that cannot be read as either) or ``OSError``."""
+    """Read kernels from ``path``: (result, format name). An ``ncu --csv`` export or a plain
+    CSV (name, flops, bytes [, time_s]): workbench's Nsight Compute reader looks for its table
+    first (one decision, the reader's own) and a text where it finds none is a plain CSV.
+    Raises ``ValueError`` (a file that cannot be read as either) or ``OSError``."""
     path = Path(path)
     size = path.stat().st_size
     if size > MAX_IMPORT_BYTES:
@@ -82,9 +90,94 @@ def read_kernel_file(path) -> tuple[ImportResult, str]:
             text = raw.decode("utf-16")
         except UnicodeDecodeError:
             raise ValueError(f"{path.name} is not a text file (not UTF-8 or UTF-16)") from None
-    if looks_like_ncu(text):
+    try:
         return parse_ncu_csv(text), "Nsight Compute CSV"
-    return parse_kernel_csv(text), "kernel CSV"
+    except InputError:  # no Nsight Compute table in it (the only error for text input)
+        return parse_kernel_csv(text), "kernel CSV"
+
+
+def import_report_lines(result: ImportResult) -> tuple[list[str], list[str]]:
+    """(row problems as "line N: reason", notes) of an import, as a person reads them."""
+    return [f"line {e.line}: {e.reason}" for e in result.errors], [str(note) for note in result.notes]
+
+
+class ImportReport(QWidget):
+    """What an import said, beside the kernel table: a heading, the rows not imported, the
+    notes (what the numbers do and do not include) and, when the export lacks counters, the
+    ``ncu`` command that collects them in a read-only field with a Copy button. Every text is
+    plain: file names and rows come from the file."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("importReport")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.head = QLabel(self)
+        self.head.setObjectName("importReportHead")
+        self.head.setWordWrap(True)
+        self.head.setTextFormat(Qt.TextFormat.PlainText)
+        self.problems = QListWidget(self)
+        self.problems.setObjectName("importReportProblems")
+        self.problems.setMaximumHeight(90)
+        self.notes = QLabel(self)
+        self.notes.setObjectName("importReportNotes")
+        self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.TextFormat.PlainText)
+        self.command_label = QLabel("Collect the missing counters with:", self)
+        self.command = QLineEdit(self)
+        self.command.setObjectName("ncuCommand")
+        self.command.setReadOnly(True)
+        self.command.setToolTip("An ncu command line that writes an export with every counter the roofline needs "
+                                "(select and copy it, or use Copy)")
+        self.copy_button = QPushButton("Copy", self)
+        self.copy_button.setObjectName("copyNcuCommand")
+        self.copy_button.setToolTip("Copy the ncu command to the clipboard")
+        self.copy_button.clicked.connect(self.copy_command)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.command, 1)
+        row.addWidget(self.copy_button)
+        layout.addWidget(self.head)
+        layout.addWidget(self.problems)
+        layout.addWidget(self.notes)
+        layout.addWidget(self.command_label)
+        layout.addLayout(row)
+        self.clear()
+
+    def show_result(self, result: ImportResult, fmt: str, name: str) -> None:
+        """Show what importing ``name`` (read as ``fmt``) gave."""
+        problems, notes = import_report_lines(result)
+        n = len(result.kernels)
+        head = f"{n:,} kernel{'s' if n != 1 else ''} imported from {name} ({fmt})"
+        if problems:
+            head += f"; {len(problems):,} row(s) not imported:"
+        elif not n:
+            head = f"{name} has no kernel rows ({fmt})."
+        self.head.setText(head)
+        self.head.setStyleSheet(f"color: {th.current_theme().error};" if problems or not n else "")
+        self.problems.clear()
+        self.problems.addItems(problems)  # list items are plain text
+        self.problems.setVisible(bool(problems))
+        self.notes.setText("\n".join(f"Note: {note}" for note in notes))
+        self.notes.setVisible(bool(notes))
+        missing = bool(result.missing_counters and result.ncu_command)
+        self.command.setText(result.ncu_command or "")
+        self.command.setCursorPosition(0)
+        for widget in (self.command_label, self.command, self.copy_button):
+            widget.setVisible(missing)
+        if missing:
+            self.command_label.setText(f"Collect the missing counters ({', '.join(result.missing_counters)}) with:")
+        self.setVisible(True)
+
+    def clear(self) -> None:
+        self.head.clear()
+        self.problems.clear()
+        self.notes.clear()
+        self.command.clear()
+        self.setVisible(False)
+
+    def copy_command(self) -> None:
+        QGuiApplication.clipboard().setText(self.command.text())
 
 
 # -- the table ------------------------------------------------------------------------------
