@@ -342,6 +342,16 @@ def test_adopting_the_measured_throughput_is_one_undo_step(qtbot, window):
     assert not power.override_context() and not scaling.override_context()
 
 
+def test_a_hidden_panel_draws_before_its_numbers_are_read(qtbot, window, tmp_path):
+    panel = window.panel("measured")
+    window.raise_panel("power")  # the Plan vs actual tab is behind another
+    assert panel.load_file(LOG_A) and panel.load_file(LOG_B)
+    assert number(panel.table_row("Step time (median)")[2]) == f"{analysis(LOG_A).median_step_time_s:.3g}"
+    path = window.export_active("csv", tmp_path / "hidden.csv", kind="measured")
+    with open(path, newline="", encoding="utf-8") as fh:
+        assert sum(1 for row in csv.reader(fh) if row and row[0] == LOG_B.name) == 30
+
+
 def test_a_saved_scenario_opens_against_its_own_plan(qtbot, window, monkeypatch):
     panel = window.panel("measured")
     record = window.project.list_scenarios("measured")[0]

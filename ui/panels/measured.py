@@ -249,12 +249,19 @@ class ComparisonTable(ResultsTable):
             item.setFont(font)
         self.setItem(r, c, item)
 
+    def _before_read(self) -> None:
+        hook = getattr(self, "before_read", None)  # the panel draws what it put off while hidden
+        if callable(hook):
+            hook()
+
     def rows(self) -> list[tuple[str, str, str]]:
         """(quantity, value, unit) per plan and measured value (exports put these first)."""
+        self._before_read()
         return list(self._flat)
 
     def table_rows(self) -> list[tuple[str, ...]]:
         """The rows as displayed: quantity, plan, each measured column, unit."""
+        self._before_read()
         return list(self._display)
 
     def copy_selection(self) -> None:
@@ -299,6 +306,7 @@ class MeasuredPanel(PanelBase):
 
         previous = self.center  # holds the chart area and the plain results table
         self.results = ComparisonTable()
+        self.results.before_read = self._drawn
         center = ChartOverResults(self.results)
         center.setObjectName("centerSplitter")
         center.setChildrenCollapsible(False)
@@ -430,6 +438,18 @@ class MeasuredPanel(PanelBase):
     def chart_for_export(self) -> QWidget | None:
         """Both charts (throughput over MFU) export together, as shown."""
         return self.charts
+
+    def _drawn(self) -> None:
+        """Draw now what a panel hidden behind another tab put off, before its numbers are read."""
+        ensure = getattr(self, "ensure_drawn", None)
+        if callable(ensure):
+            ensure()
+        if len(self._analyses) != len(self.scenario().runs) and hasattr(self, "charts"):
+            self._force_draw = True
+            try:
+                self.refresh()
+            finally:
+                self._force_draw = False
 
     # -- the plan ------------------------------------------------------------------------------
     def _plan(self) -> RunPlan:
@@ -617,6 +637,7 @@ class MeasuredPanel(PanelBase):
         return None
 
     def selected_analysis(self) -> ms.RunAnalysis | None:
+        self._drawn()
         row = self.run_list.currentRow()
         if 0 <= row < len(self._analyses):
             return self._analyses[row]
@@ -676,9 +697,11 @@ class MeasuredPanel(PanelBase):
     # -- drawing ------------------------------------------------------------------------------------
     def analyses(self) -> list[ms.RunAnalysis]:
         """The logs on show, compared with the plan (in the order of the scenario)."""
+        self._drawn()
         return list(self._analyses)
 
     def energy_analysis(self) -> ms.EnergyAnalysis | None:
+        self._drawn()
         return self._energy
 
     def blocking_problem(self) -> str:
@@ -981,12 +1004,14 @@ class MeasuredPanel(PanelBase):
         raise KeyError(quantity)
 
     def notes_text(self) -> str:
+        self._drawn()
         return self.notes_label.text()
 
     # -- export ----------------------------------------------------------------------------------------
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
         """The per-step series of every log (long format, one row per step), headers naming units;
         the export puts the plan-vs-actual table above them."""
+        self._drawn()
         rows = [row for run, a in zip(self.scenario().runs, self._analyses, strict=True)
                 for row in ms.series_rows(run, a)]
         if not rows:
