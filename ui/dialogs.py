@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QRadioButton,
     QTextBrowser,
@@ -175,6 +177,9 @@ class ExportOptions:
     fmt: str  # "png", "svg" or "csv"
     width_px: int = 1920
     background: str = "white"  # "white", "transparent" or "theme"
+    # a slide caption above the chart (PNG/SVG): empty strings leave it out
+    caption_title: str = ""
+    caption_assumptions: str = ""
 
 
 class ExportOptionsDialog(QDialog):
@@ -183,7 +188,8 @@ class ExportOptionsDialog(QDialog):
     BACKGROUNDS = (("White", "white"), ("Transparent", "transparent"), ("Theme background", "theme"))
 
     def __init__(self, parent: QWidget | None = None, fmt: str = "png", width_px: int = 1920,
-                 background: str = "white", title: str = "chart"):
+                 background: str = "white", title: str = "chart", caption_title: str = "",
+                 caption_assumptions: str = ""):
         super().__init__(parent)
         self.setWindowTitle(f"Export {title}")
         self.setObjectName("exportDialog")
@@ -208,6 +214,21 @@ class ExportOptionsDialog(QDialog):
         form.addRow("Format", self.format_combo)
         form.addRow("Width (px)", self.width_field)
         form.addRow("Background", backgrounds)
+        # for a slide: a title and one line of what the chart assumes, drawn above it
+        self.caption_check = QCheckBox("Title and assumptions above the chart", self)
+        self.caption_check.setObjectName("exportDialog.caption")
+        self.caption_title = QLineEdit(caption_title, self)
+        self.caption_title.setObjectName("exportDialog.captionTitle")
+        self.caption_title.setAccessibleName("Slide title")
+        self.caption_assumptions = QLineEdit(caption_assumptions, self)
+        self.caption_assumptions.setObjectName("exportDialog.captionAssumptions")
+        self.caption_assumptions.setAccessibleName("Assumptions line")
+        self.caption_assumptions.setToolTip("One line of what the numbers assume (hardware, GPUs, precision, "
+                                            "model, tokens); edit it as you like")
+        self.caption_check.toggled.connect(self._update)
+        form.addRow("Caption", self.caption_check)
+        form.addRow("Title", self.caption_title)
+        form.addRow("Assumptions", self.caption_assumptions)
         self.note = QLabel("The PNG carries the scenario: drop it on the window to reopen it.", self)
         self.note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
@@ -229,6 +250,10 @@ class ExportOptionsDialog(QDialog):
         self.width_field.setEnabled(fmt == "png")
         for button in self.background_group.buttons():
             button.setEnabled(fmt != "csv")
+        self.caption_check.setEnabled(fmt != "csv")
+        captioned = fmt != "csv" and self.caption_check.isChecked()
+        self.caption_title.setEnabled(captioned)
+        self.caption_assumptions.setEnabled(captioned)
         self.note.setVisible(fmt == "png")
 
     def _accept(self) -> None:
@@ -242,12 +267,16 @@ class ExportOptionsDialog(QDialog):
             fmt=self.format_combo.currentData(),
             width_px=int(self.width_field.value() or 1920),
             background=button.property("background") if button is not None else "white",
+            caption_title=self.caption_title.text().strip() if self.caption_check.isChecked() else "",
+            caption_assumptions=(self.caption_assumptions.text().strip()
+                                 if self.caption_check.isChecked() else ""),
         )
 
 
 def get_export_options(parent: QWidget | None, fmt: str, width_px: int = 1920, background: str = "white",
-                       title: str = "chart") -> ExportOptions | None:
-    dialog = ExportOptionsDialog(parent, fmt, width_px, background, title)
+                       title: str = "chart", caption_title: str = "",
+                       caption_assumptions: str = "") -> ExportOptions | None:
+    dialog = ExportOptionsDialog(parent, fmt, width_px, background, title, caption_title, caption_assumptions)
     try:
         return dialog.options() if dialog.exec() == QDialog.DialogCode.Accepted else None
     finally:

@@ -92,7 +92,7 @@ def export_scenario(request: ExportRequest) -> list[Path]:
     from storage import Project, ProjectError
 
     try:
-        project = Project.open(request.project)
+        project = Project.open(request.project, read_only=True)  # export never changes the project
     except ProjectError as exc:
         raise HeadlessError(str(exc)) from None
     try:

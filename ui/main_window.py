@@ -55,10 +55,11 @@ from storage import (
     Project,
     ProjectChangedOnDiskError,
     ProjectError,
+    ProjectLockedError,
     read_scenario_file,
 )
 from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION, open_or_create_default
-from ui import dialogs, plain
+from ui import dialogs, export, plain
 from ui import theme as th
 from ui.catalog import HardwareCatalog
 from ui.commands import push_override, push_scenario_edit
@@ -495,6 +496,9 @@ class MainWindow(QMainWindow):
     def _on_dock_visible(self, kind: str, visible: bool) -> None:
         if visible and not self.docks[kind].isFloating():
             self._active_kind = kind
+        panel = self.panels.get(kind)
+        if panel is not None and panel.window() is self:  # a presented panel is on screen elsewhere
+            panel.set_on_screen(visible)
 
     def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
         widget = new
@@ -617,6 +621,9 @@ class MainWindow(QMainWindow):
                 Project.discard_recovery(path)
         try:
             project = Project.open(path, use_recovery=use_recovery)
+        except ProjectLockedError as exc:  # busy, not broken: it stays in the recent files
+            dialogs.show_message(self, "The project is busy", str(exc))
+            return False
         except ProjectError as exc:
             dialogs.show_message(self, "Could not open the project", str(exc))
             self._remove_recent(path)
@@ -1042,23 +1049,36 @@ class MainWindow(QMainWindow):
         return background
 
     def export_active(self, fmt: str, path: str | Path, width_px: int = 1920, background: str = "white",
-                      kind: str | None = None) -> Path:
-        """Export the active panel's chart (png/svg) or numbers (csv) to ``path``.
+                      kind: str | None = None, caption: export.Caption | None = None) -> Path:
+        """Export the active panel's chart (png/svg, with an optional slide caption) or its
+        numbers (csv: the results table, then the chart's series) to ``path``.
         Raises ``ExportError``/``ValueError``/``OSError`` with a readable message."""
         panel = self.panels[kind or self._active_kind]
-        return Path(panel.export_to(fmt, path, width_px=int(width_px), background=self._background(background)))
+        panel.ensure_drawn()
+        return export.export_panel(panel, fmt, path, width_px=int(width_px),
+                                   background=self._background(background), caption=caption)
+
+    def _hardware_name(self, key: str) -> str:
+        try:
+            return self.catalog.get(key).name
+        except (KeyError, ValueError):
+            return key
 
     def export_interactive(self, fmt: str, kind: str | None = None) -> Path | None:
         """Export with the options dialog (PNG/SVG) and a file chooser."""
         if kind is not None:
             self._active_kind = kind
         panel = self.active_panel()
-        width, background = 1920, "white"
+        width, background, caption = 1920, "white", None
         if fmt in ("png", "svg"):
-            options = dialogs.get_export_options(self, fmt, title=panel.title)
+            scenario = panel.scenario()
+            assumptions = export.default_assumptions(scenario, self._hardware_name) if scenario is not None else ""
+            options = dialogs.get_export_options(self, fmt, title=panel.title, caption_title=panel.title,
+                                                 caption_assumptions=assumptions)
             if options is None:
                 return None
             fmt, width, background = options.fmt, options.width_px, options.background
+            caption = export.Caption(options.caption_title, options.caption_assumptions) or None
         suggested = Path(self._dialog_dir()) / f"{panel.kind}.{fmt}"
         path = dialogs.ask_save_path(self, f"Export {panel.title}", dialogs.EXPORT_FILTERS[fmt], str(suggested))
         if not path:
@@ -1067,7 +1087,7 @@ class MainWindow(QMainWindow):
         if not path.suffix:
             path = path.with_suffix(f".{fmt}")
         try:
-            written = self.export_active(fmt, path, width, background)
+            written = self.export_active(fmt, path, width, background, caption=caption)
         except (OSError, ValueError) as exc:
             dialogs.show_message(self, "Export failed", str(exc))
             return None
@@ -1098,6 +1118,7 @@ class MainWindow(QMainWindow):
         window = PresentationWindow(self)
         window.layout().addWidget(panel)
         panel.show()
+        panel.set_on_screen(True)
         self._presentation = window
         self._presentation_state = (kind, state, placeholder)
         th.set_presentation(True)
@@ -1115,6 +1136,7 @@ class MainWindow(QMainWindow):
         dock, panel = self.docks[kind], self.panels[kind]
         dock.setWidget(panel)
         panel.show()
+        panel.set_on_screen(not dock.visibleRegion().isEmpty() or dock.isFloating())
         placeholder.deleteLater()
         th.set_presentation(False)
         self.action_presentation.setChecked(False)
@@ -1163,9 +1185,14 @@ class MainWindow(QMainWindow):
         self._user_guide.raise_()
         return self._user_guide
 
-    def show_about(self) -> None:
-        import workbench
+    def show_about(self) -> QMessageBox:
+        """Help > About: the version, the homepage and the licences of what ships with the app."""
+        from ui.about import about_text
 
-        QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<b>{APP_NAME}</b> {workbench.__version__}<br>Plan, measure and explain the "
-                          "performance of large GPU training runs.")
+        box = QMessageBox(QMessageBox.Icon.Information, f"About {APP_NAME}", about_text(),
+                          QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("aboutBox")
+        plain.plain_labels(box)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box

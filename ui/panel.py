@@ -83,6 +83,11 @@ def _guarded_refresh(draw: Callable[[Any], None]) -> Callable[[Any], None]:
     def refresh(self) -> None:
         if getattr(self, "_refreshing", False):  # a refresh that triggers itself runs once
             return draw(self)
+        if self.context_sink is not None and not self.on_screen() and not getattr(self, "_force_draw", False):
+            # a panel hidden behind another tab draws when it is shown, not on every edit
+            self._stale = True
+            return None
+        self._stale = False
         self._refreshing = True
         try:
             draw(self)
@@ -136,6 +141,7 @@ class ResultsTable(QTableWidget):
         super().__init__(0, 3, parent)
         self.setObjectName("resultsTable")
         self.setAccessibleName("Results")
+        self.before_read: Callable[[], None] | None = None
         self.setHorizontalHeaderLabels(list(self.HEADERS))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -244,6 +250,8 @@ class ResultsTable(QTableWidget):
 
     def rows(self) -> list[tuple[str, str, str]]:
         """The displayed text, row by row (for tests and copying)."""
+        if self.before_read is not None:
+            self.before_read()  # its panel draws what it put off while hidden
         out = []
         for i in range(self.rowCount()):
             out.append(tuple(self.item(i, c).text() if self.item(i, c) else "" for c in range(3)))
@@ -382,6 +390,31 @@ class PanelBase(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
         name_form_fields(self)  # rows added since the last show get their label as accessible name
         super().showEvent(event)
+        if getattr(self, "_stale", False) and self.on_screen():
+            self.refresh()
+
+    def on_screen(self) -> bool:
+        """Whether the panel can be seen. A dock behind another tab stays "visible" to Qt, so
+        the window says which panels are in front (:meth:`set_on_screen`)."""
+        return getattr(self, "_on_screen", True) and self.isVisible()
+
+    def set_on_screen(self, on: bool) -> None:
+        self._on_screen = bool(on)
+        if on and self.is_stale() and self.isVisible():
+            self.refresh()
+
+    def is_stale(self) -> bool:
+        """Whether edits arrived while the panel was hidden and it has not drawn them yet."""
+        return bool(getattr(self, "_stale", False))
+
+    def ensure_drawn(self) -> None:
+        """Draw now what a hidden panel has put off (an export or a reader of its numbers)."""
+        if self.is_stale():
+            self._force_draw = True
+            try:
+                self.refresh()
+            finally:
+                self._force_draw = False
 
     # -- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -456,6 +489,7 @@ class PanelBase(QWidget):
         self.chart_layout = QVBoxLayout(self.chart_area)
         self.chart_layout.setContentsMargins(0, 0, 0, 0)
         self.results = ResultsTable()
+        self.results.before_read = self.ensure_drawn
         self.center = ChartOverResults(self.results)
         self.center.setObjectName("centerSplitter")
         self.center.setChildrenCollapsible(False)

@@ -18,8 +18,24 @@ from ui.main_window import MainWindow
 from ui.panels import PANELS
 from workbench.scenarios import AllReduceScenario
 
-#: a link so slow that every collective time overflows a float
-OVERFLOWING = AllReduceScenario().with_changes(link_bw=1e-300)
+#: validation bounds every field, so no saved scenario overflows today; these tests make the
+#: collective model fail as an overflow does, to check what the window does when one slips through
+SLOW = AllReduceScenario().with_changes(link_bw=1.0)
+
+
+@pytest.fixture
+def overflowing(monkeypatch):
+    from workbench import comms_sweep
+    from workbench._validate import InputError
+
+    real = comms_sweep.sweep
+
+    def sweep(op, n_ranks, link_bw, *args, **kwargs):
+        if link_bw == SLOW.link_bw:
+            raise InputError("inputs", "the result overflows (values too large or too small to compute)")
+        return real(op, n_ranks, link_bw, *args, **kwargs)
+
+    monkeypatch.setattr(comms_sweep, "sweep", sweep)
 
 
 def _extreme_variants(base):
@@ -58,13 +74,13 @@ def test_no_extreme_value_raises_out_of_a_panel(qtbot, record):
     assert panel.draw_problem() == ""
 
 
-def test_an_overflowing_scenario_is_reported_in_the_panel_and_undo_brings_the_chart_back(qtbot):
+def test_an_overflowing_scenario_is_reported_in_the_panel_and_undo_brings_the_chart_back(qtbot, overflowing):
     record = next(r for r in PANELS if r.kind == "allreduce")
     panel = record.view(HardwareCatalog(), AllReduceScenario())
     qtbot.addWidget(panel)
     panel.show()
-    assert panel.edit(link_bw=1e-300)
-    assert panel.scenario().link_bw == 1e-300  # kept: nothing the user typed is lost
+    assert panel.edit(link_bw=SLOW.link_bw)
+    assert panel.scenario().link_bw == SLOW.link_bw  # kept: nothing the user typed is lost
     assert "Cannot draw this scenario" in panel.status_text()
     assert "overflow" in panel.status_text()
     panel.undo_stack().undo()
@@ -75,10 +91,10 @@ def test_an_overflowing_scenario_is_reported_in_the_panel_and_undo_brings_the_ch
 
 
 def test_a_project_holding_an_overflowing_scenario_opens_and_exports_with_one_line(qtbot, tmp_path, monkeypatch,
-                                                                                  capsys):
+                                                                                  capsys, overflowing):
     path = tmp_path / "extreme.swbproj"
     project = Project.create(path)
-    project.save_scenario("Slow link", OVERFLOWING)
+    project.save_scenario("Slow link", SLOW)
     project.save()
     project.close()
 
@@ -97,7 +113,7 @@ def test_a_project_holding_an_overflowing_scenario_opens_and_exports_with_one_li
     row = next(r for r in window.project.list_scenarios() if r.name == "Slow link")
     assert window.open_saved_scenario(row.id)
     panel = window.panel("allreduce")
-    assert panel.scenario().link_bw == 1e-300
+    assert panel.scenario().link_bw == SLOW.link_bw
     assert "Cannot draw this scenario" in panel.status_text()
     # the rest of the window still works
     window.raise_panel("run_plan")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QLabel,
     QTextEdit,
 )
 
@@ -60,3 +61,15 @@ def test_presentation_takes_the_platforms_full_screen_key_and_f11(window):
     full = QKeySequence(QKeySequence.StandardKey.FullScreen).toString()
     if full:
         assert full in keys
+
+
+def test_about_lists_the_version_and_the_licences_of_what_ships(qtbot, window):
+    import workbench
+
+    box = window.show_about()
+    qtbot.waitExposed(box)
+    text = " ".join(label.text() for label in box.findChildren(QLabel))
+    assert workbench.__version__ in text
+    for name in ("Qt", "LGPL", "PySide6", "pyqtgraph", "numpy", "SQLAlchemy"):
+        assert name in text, name
+    box.close()

@@ -522,9 +522,14 @@ def test_export_png_svg_csv_and_read_them_back(qtbot, window, tmp_path):
     csv_path = window.export_active("csv", tmp_path / "scaling.csv")
     with open(csv_path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
-    assert len(rows) > 1
-    numeric_headers = [h for h in rows[0] if h != "series"]
+    # the panel's results table first (as shown), then an empty line, then the chart's series
+    assert rows[0] == ["quantity", "value", "unit"]
+    shown = [tuple(r) for r in window.panel("scaling").results.rows()]
+    gap = rows.index([])
+    assert [(r[0], r[2]) for r in rows[1:gap]] == [(q, u) for q, _v, u in shown]
+    numeric_headers = [h for h in rows[gap + 1] if h != "series"]
     assert numeric_headers and all("(" in h and h.endswith(")") for h in numeric_headers)
+    assert len(rows) > gap + 2
 
 
 def test_transparent_png_export(qtbot, window, tmp_path):

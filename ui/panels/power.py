@@ -430,6 +430,7 @@ class PowerPanel(PanelBase):
 
     def plan(self) -> carbon.PlannedRun | None:
         """The planned run shown (None when it cannot be computed)."""
+        self.ensure_drawn()  # a hidden panel draws what it put off before it is read
         return self._plan
 
     def best_cap(self) -> float | None:

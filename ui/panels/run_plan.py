@@ -600,6 +600,7 @@ class RunPlanPanel(PanelBase):
 
     def prediction(self) -> Prediction | None:
         """The prediction on show (None when the plan cannot be predicted: see :meth:`problem`)."""
+        self.ensure_drawn()
         return self._prediction
 
     def problem(self) -> str:

@@ -442,6 +442,7 @@ class ScalingPanel(PanelBase):
 
     def analysis(self) -> sa.ScalingAnalysis | None:
         """The numbers on show (``None`` when the hardware or inputs do not allow them)."""
+        self.ensure_drawn()  # a hidden panel draws what it put off before it is read
         return self._analysis
 
     # -- explain, export ------------------------------------------------------------------------------
