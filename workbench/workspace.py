@@ -455,8 +455,9 @@ def follow_plan(kind: str, scenario: Any, view: PlanView) -> Any:
     the plan's values do not fit the scenario: a bad value never replaces a good one)."""
     kind = v.text("kind", kind)
     v.instance("view", view, PlanView)
-    if scenario is not None:
-        v.instance("scenario", scenario, Scenario, "a scenario or None")
+    if scenario is not None and not isinstance(getattr(scenario, "kind", None), str):
+        # any object with a kind is a scenario here: a panel's own type need not subclass Scenario
+        raise v.InputError("scenario", f"must be a scenario (an object with a kind) or None, got {type(scenario).__name__}")
     follow = FOLLOWERS.get(kind)
     if follow is None or scenario is None:
         return scenario
