@@ -472,3 +472,33 @@ def test_a_link_too_slow_for_the_message_leaves_the_drawing_without_times(qtbot,
     assert panel.current_step() == 1
     rows = list(csv.reader(open(panel.export_to("csv", tmp_path / "c.csv"), newline="")))
     assert rows[0] == ["step (1)", "title", "transfers (1)", "bytes per link (B)"]  # no times to write
+
+
+def test_in_the_window_the_link_is_the_plan_s_and_the_banner_leads_back(qtbot, tmp_path, monkeypatch):
+    from storage import Project
+    from ui import dialogs
+    from ui.main_window import MainWindow
+
+    # closing the window at the end must not wait on "Save the changes?"
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda *a, **k: dialogs.DISCARD)
+    monkeypatch.setattr(dialogs, "ask_recover", lambda *a, **k: False)
+    path = tmp_path / "p.swbproj"
+    Project.create(path).close()
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.resize(1600, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    window.raise_panel("collective")
+    panel, calculator = window.panels["collective"], window.panels["allreduce"]
+    plan_link = panel.link()
+    assert plan_link.source == "plan"
+    assert (plan_link.link_bw, plan_link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
+
+    type_into(qtbot, panel.alpha_field, "20 us")
+    assert panel.link().source == "typed"
+    qtbot.waitUntil(lambda: panel.plan_banner.isVisible())
+    qtbot.mouseClick(panel.follow_button, Qt.MouseButton.LeftButton)
+    assert panel.link() == plan_link and not panel.plan_banner.isVisible()
+    window.undo_stack.undo()  # "Follow the run plan" is one step
+    assert panel.link().source == "typed" and panel.plan_banner.isVisible()
