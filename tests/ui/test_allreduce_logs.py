@@ -175,6 +175,10 @@ def test_remove_one_log_and_undo_it(qtbot, panel, monkeypatch):
     assert [name for name, _ in panel.scenario().logs] == [HEALTHY, PCIE, SENDRECV]
     assert PCIE in _names(panel.chart)
     panel.undo_stack().redo()
+    _click_row(qtbot, panel, 1)
+    qtbot.keyClick(panel.logs_table, Qt.Key.Key_Delete)  # the key does what the button does
+    assert [name for name, _ in panel.scenario().logs] == [HEALTHY]
+    panel.undo_stack().undo()
     # removing the first log moves the next one into its place
     _click_row(qtbot, panel, 0)
     qtbot.mouseClick(panel.remove_log_button, Qt.MouseButton.LeftButton)

@@ -28,7 +28,17 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPalette, QPen, QPixmap, QPolygonF
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QIcon,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QPen,
+    QPixmap,
+    QPolygonF,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -417,6 +427,11 @@ class AllReducePanel(PanelBase):
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.logs_table.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.logs_table.itemSelectionChanged.connect(self._table_selection_changed)
+        remove = QAction("Remove log", self.logs_table)
+        remove.setShortcuts([QKeySequence(QKeySequence.StandardKey.Delete), QKeySequence(Qt.Key.Key_Backspace)])
+        remove.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        remove.triggered.connect(lambda: self.remove_log())
+        self.logs_table.addAction(remove)
         self.logs_table.setVisible(False)
         area = QWidget(self.chart_area)
         column = QVBoxLayout(area)
@@ -457,6 +472,8 @@ class AllReducePanel(PanelBase):
 
     def set_presentation(self, enabled: bool) -> None:
         super().set_presentation(enabled)
+        # the header does not always follow its hidden table's new font: it is told
+        self.logs_table.horizontalHeader().setFont(self.logs_table.font())
         self.logs_table.verticalHeader().setDefaultSectionSize(int(self.logs_table.fontMetrics().height() * 1.5))
         self.refresh()  # the logs list and the results take their new heights
         self._fit_results_height()
