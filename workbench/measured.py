@@ -500,8 +500,8 @@ def read_measurement(name: str, text: str) -> RunLog | EnergyRecord:
     log first, anything else as a training log first. Raises :class:`MeasurementError` naming
     both readers' reasons when it is neither."""
     text = _check_text(text, "file")
-    readers: list[tuple[str, Callable[[str, str], Any]]] = [("training log", run_from_text),
-                                                             ("energy log", energy_from_text)]
+    readers: list[tuple[str, Callable[[str, str], Any]]] = [("a training log", run_from_text),
+                                                             ("an energy log", energy_from_text)]
     if str(name).lower().endswith(".csv"):
         readers.reverse()
     reasons = []
@@ -509,7 +509,7 @@ def read_measurement(name: str, text: str) -> RunLog | EnergyRecord:
         try:
             return reader(name, text)
         except (trainlog.TrainLogError, energy_log.EnergyLogError) as exc:
-            reasons.append(f"not a {what}: {str(exc).removeprefix('text: ')}")
+            reasons.append(f"not {what}: {str(exc).removeprefix('text: ')}")
     raise MeasurementError("text", "; ".join(reasons))
 
 

@@ -533,12 +533,13 @@ class MeasuredPanel(PanelBase):
             item = readers[expect](name, text)
         except ms.MeasurementError as exc:
             reason = _reason(exc)
-            self.show_status(f"{name}: {reason}. Nothing was changed." if expect is None
-                             else f"{name} {reason}. Nothing was changed." if reason.startswith("is ")
-                             else f"{name} is not {what} ({reason}). Nothing was changed.")
+            if reason.startswith("is "):  # too large
+                self.show_status(f"{name} {reason}. Nothing was changed.")
+            else:
+                self.show_status(f"{name} is not {what} ({reason}). {READS} Nothing was changed.")
             return False
         except (trainlog.TrainLogError, energy.EnergyLogError, InputError) as exc:
-            self.show_status(f"{name} is not {what} ({_reason(exc)}). Nothing was changed.")
+            self.show_status(f"{name} is not {what} ({_reason(exc)}). {READS} Nothing was changed.")
             return False
         s = self.scenario()
         try:
@@ -842,10 +843,9 @@ class MeasuredPanel(PanelBase):
         """The steps across, each chart from 0 to its data plus room for its legend (top left):
         the legend's height in pixels, so presentation fonts and a short chart keep it clear."""
         steps, rates, mfus = getattr(self, "_extents", ([], [], []))
-        if steps:
-            lo, hi = min(steps), max(steps)
-            margin = 0.02 * (hi - lo) if hi > lo else 1.0
-            self.rate_chart.set_log_range(lo - margin, hi + margin)
+        lo, hi = (min(steps), max(steps)) if steps else (1.0, 100.0)  # no log: whole steps, not 0.1 ... 0.9
+        margin = 0.02 * (hi - lo) if hi > lo else 1.0
+        self.rate_chart.set_log_range(lo - margin, hi + margin)
         for chart, values in ((self.rate_chart, rates), (self.mfu_chart, mfus)):
             if not values:
                 continue
@@ -1053,10 +1053,21 @@ class MeasuredPanel(PanelBase):
         )
 
 
+#: What the readers take, in a status line (their own messages list every format in full).
+READS = ("It reads logs of Megatron-LM, NeMo, DeepSpeed, torchtitan, nanoGPT, llm.c, modded-nanogpt, Composer "
+         "and this app's seed line, and CodeCarbon, nvidia-smi and timestamped power samples for energy.")
+
+
 def _reason(exc: Exception) -> str:
+    """The reader's reason, without its list of formats (the status line says them once)."""
     text = str(exc)
     for prefix in ("text: ", "runs: "):
         text = text.removeprefix(prefix)
+    for cut in ("; understood formats:", "; expected a CodeCarbon"):
+        while cut in text:
+            head, tail = text.split(cut, 1)
+            rest = tail.split("; not ", 1)
+            text = head + ("; not " + rest[1] if len(rest) == 2 else "")
     return text
 
 
