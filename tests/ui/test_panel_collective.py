@@ -474,7 +474,8 @@ def test_a_link_too_slow_for_the_message_leaves_the_drawing_without_times(qtbot,
     assert rows[0] == ["step (1)", "title", "transfers (1)", "bytes per link (B)"]  # no times to write
 
 
-def test_in_the_window_the_link_is_the_plan_s_and_the_banner_leads_back(qtbot, tmp_path, monkeypatch):
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
     from storage import Project
     from ui import dialogs
     from ui.main_window import MainWindow
@@ -484,13 +485,18 @@ def test_in_the_window_the_link_is_the_plan_s_and_the_banner_leads_back(qtbot, t
     monkeypatch.setattr(dialogs, "ask_recover", lambda *a, **k: False)
     path = tmp_path / "p.swbproj"
     Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.resize(1600, 900)
-    window.show()
-    qtbot.waitExposed(window)
+    w = MainWindow(Project.open(path))
+    qtbot.addWidget(w)
+    w.resize(1600, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def test_in_the_window_the_link_is_the_plan_s_and_the_banner_leads_back(qtbot, window):
     window.raise_panel("collective")
     panel, calculator = window.panels["collective"], window.panels["allreduce"]
+    qtbot.waitUntil(panel.on_screen)
     plan_link = panel.link()
     assert plan_link.source == "plan"
     assert (plan_link.link_bw, plan_link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
@@ -502,3 +508,22 @@ def test_in_the_window_the_link_is_the_plan_s_and_the_banner_leads_back(qtbot, t
     assert panel.link() == plan_link and not panel.plan_banner.isVisible()
     window.undo_stack.undo()  # "Follow the run plan" is one step
     assert panel.link().source == "typed" and panel.plan_banner.isVisible()
+
+
+def test_a_panel_behind_another_tab_exports_the_plan_it_has_not_drawn_yet(qtbot, window, tmp_path):
+    from PIL import Image
+
+    window.raise_panel("run_plan")
+    panel = window.panels["collective"]
+    qtbot.waitUntil(lambda: not panel.on_screen())
+    edit = window.context_toolbar.gpu_field.edit
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "16")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert panel.scenario().n_ranks == 16 and panel.is_stale()
+    # read or exported while hidden, the panel draws the new plan first
+    assert len(panel.frames()) == 2 * 15 + 1 and len(panel.step_times()) == 31
+    path = panel.export_animation(tmp_path / "hidden.gif", "gif", width_px=320)[0]
+    with Image.open(path) as im:
+        assert im.n_frames == 31

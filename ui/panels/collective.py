@@ -392,6 +392,7 @@ class CollectivePanel(PanelBase):
 
     def frames(self) -> list[Frame]:
         """Every frame of the current scenario (frame 0 is the start)."""
+        self.ensure_drawn()  # a panel behind another tab draws what it put off before it is read
         return self._frames
 
     def last_step(self) -> int:
@@ -417,11 +418,12 @@ class CollectivePanel(PanelBase):
 
     def step_times(self) -> list[StepTime]:
         """The alpha-beta time of every frame (``step_times()[k]`` for frame k)."""
+        self.ensure_drawn()
         return self._times
 
     def total_time(self) -> float:
         """Seconds of the whole collective: the sum of the step times."""
-        return collectives.total_time(self._times)
+        return collectives.total_time(self.step_times())
 
     # -- the link the steps are costed on -------------------------------------------------------
     def link(self) -> LinkInputs:
@@ -892,6 +894,7 @@ class CollectivePanel(PanelBase):
         empty ``Caption()`` for none). Returns the files written (see
         :func:`ui.animation_export.export_animation`)."""
         self.pause()
+        self.ensure_drawn()
         options = replace(self.animation_defaults(), fmt=fmt, width_px=width_px, background=background,
                           caption=self.animation_caption() if caption is None else caption)
         if step_ms is not None:
@@ -901,6 +904,7 @@ class CollectivePanel(PanelBase):
     def export_animation_interactive(self):
         """Export menu: ask for format, width and caption, then for the file."""
         self.pause()
+        self.ensure_drawn()
         written = animation_export.export_animation_interactive(self, self.animation_defaults())
         if written:
             where = written[0] if len(written) == 1 else f"{len(written)} files from {written[0].name}"
