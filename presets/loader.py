@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import _validate as v
+from workbench.footprint import SECONDS_PER_YEAR
 from workbench.hardware import PRECISIONS, ComputeRate, Hardware, Interconnect, MemoryLevel
 from workbench.plan import ModelShape
 
@@ -531,6 +532,115 @@ def sample_scenarios(path: str | Path | None = None) -> list[tuple[str, Any]]:
     return out
 
 
+
+# -- the whole footprint: embodied emissions and network power -----------------------------------
+@dataclass(frozen=True)
+class EmbodiedFigure:
+    """Manufacturing emissions of a GPU and of the server it sits in (grams CO2e), with the
+    lifetime (s) and use share its source amortises them over."""
+
+    key: str
+    name: str
+    gpu_g: float
+    server_g: float
+    gpus_per_server: int
+    lifetime_s: float
+    use_fraction: float
+    source: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        v.text("key", self.key)
+        v.text("name", self.name)
+        object.__setattr__(self, "gpu_g", v.non_negative("gpu_g", self.gpu_g))
+        object.__setattr__(self, "server_g", v.non_negative("server_g", self.server_g))
+        object.__setattr__(self, "gpus_per_server", v.gpu_count("gpus_per_server", self.gpus_per_server))
+        object.__setattr__(self, "lifetime_s", v.positive("lifetime_s", self.lifetime_s))
+        object.__setattr__(self, "use_fraction",
+                           v.fraction("use_fraction", self.use_fraction, allow_zero=False))
+        v.text("source", self.source)
+        v.text("note", self.note, allow_empty=True)
+
+
+@dataclass(frozen=True)
+class NetworkFigure:
+    """A network part's power (W) and the ports it serves."""
+
+    key: str
+    name: str
+    watts: float
+    ports: int
+    source: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        v.text("key", self.key)
+        v.text("name", self.name)
+        object.__setattr__(self, "watts", v.positive("watts", self.watts))
+        object.__setattr__(self, "ports", v.gpu_count("ports", self.ports))
+        v.text("source", self.source)
+        v.text("note", self.note, allow_empty=True)
+
+    @property
+    def per_port_w(self) -> float:
+        return self.watts / self.ports
+
+
+def _footprint_file(path: str | Path | None) -> tuple[str, dict[str, Any]]:
+    return _read_toml("footprint.toml", path)
+
+
+def load_embodied_figures(path: str | Path | None = None) -> tuple[EmbodiedFigure, ...]:
+    """Sourced embodied-emission figures (grams CO2e, lifetime in seconds)."""
+    return _builtin_embodied() if path is None else _load_embodied(path)
+
+
+def _load_embodied(path: str | Path | None) -> tuple[EmbodiedFigure, ...]:
+    label, data = _footprint_file(path)
+    out = []
+    for key, raw in _top_tables(label, data, "embodied").items():
+        e = _Entry(label, key, raw)
+        e.only({"name", "gpu_kg", "server_kg", "gpus_per_server", "lifetime_years", "use_fraction",
+                "source", "note"})
+        gpu = e.number("gpu_kg", strict=False)
+        server = e.number("server_kg", strict=False)
+        per_server = e.integer("gpus_per_server")
+        years = e.number("lifetime_years", high=100.0)
+        use = e.number("use_fraction", high=1.0)
+        out.append(_build(e, lambda e=e, k=key, g=gpu, s=server, n=per_server, y=years, u=use: EmbodiedFigure(
+            key=k, name=e.text("name"), gpu_g=g * 1000.0, server_g=s * 1000.0, gpus_per_server=n,
+            lifetime_s=y * SECONDS_PER_YEAR, use_fraction=u, source=e.text("source"), note=e.text("note", ""))))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _builtin_embodied() -> tuple[EmbodiedFigure, ...]:
+    return _load_embodied(None)
+
+
+def load_network_figures(path: str | Path | None = None) -> tuple[NetworkFigure, ...]:
+    """Sourced power figures of network parts (W, and the ports each serves)."""
+    return _builtin_network() if path is None else _load_network(path)
+
+
+def _load_network(path: str | Path | None) -> tuple[NetworkFigure, ...]:
+    label, data = _footprint_file(path)
+    out = []
+    for key, raw in _top_tables(label, data, "network").items():
+        e = _Entry(label, key, raw)
+        e.only({"name", "watts", "ports", "source", "note"})
+        watts = e.number("watts")
+        ports = e.integer("ports")
+        out.append(_build(e, lambda e=e, k=key, w=watts, p=ports: NetworkFigure(
+            key=k, name=e.text("name"), watts=w, ports=p, source=e.text("source"), note=e.text("note", ""))))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _builtin_network() -> tuple[NetworkFigure, ...]:
+    return _load_network(None)
+
+
 __all__ = [
     "PresetError",
     "GridIntensity",
@@ -548,4 +658,8 @@ __all__ = [
     "model_by_key",
     "load_sample_dicts",
     "sample_scenarios",
+    "EmbodiedFigure",
+    "NetworkFigure",
+    "load_embodied_figures",
+    "load_network_figures",
 ]

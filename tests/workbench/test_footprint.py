@@ -239,3 +239,39 @@ def test_bad_inputs_name_the_parameter():
         footprint.run_footprint(8, H, 700.0, 0.9, 400.0)
     with pytest.raises(InputError, match="eta"):
         footprint.zeus_curve(power.power_cap_sweep(700.0, 3000.0), 700.0, 1e12, 8, 1.5)
+
+
+# -- the sourced figures ----------------------------------------------------------------------
+def test_the_bloom_preset_gives_the_papers_embodied_total():
+    from presets.loader import load_embodied_figures
+
+    (bloom,) = [f for f in load_embodied_figures() if f.key == "bloom-a100-apollo"]
+    assert (bloom.gpu_g, bloom.server_g, bloom.gpus_per_server, bloom.use_fraction) == (150e3, 2500e3, 8, 0.85)
+    assert bloom.lifetime_s == 6 * footprint.SECONDS_PER_YEAR
+    assert "arXiv 2211.02001" in bloom.source and "6-year" in bloom.source
+    per_s = footprint.embodied_kg_per_gpu_s(bloom.gpu_g / 1000, bloom.server_g / 1000, bloom.gpus_per_server,
+                                            bloom.lifetime_s, bloom.use_fraction)
+    # BLOOM's final training: 1,082,990 GPU-hours, 11.2 t embodied (7.57 t servers, 3.64 t GPUs)
+    assert per_s * 1_082_990 * H == pytest.approx(11_200, rel=0.005)
+
+
+def test_network_figures_carry_their_source_and_power_per_port():
+    from presets.loader import load_network_figures
+
+    figures = {f.key: f for f in load_network_figures()}
+    assert figures["osfp-400g-nic-end"].per_port_w == 9.0
+    assert figures["osfp-800g-switch-end"].per_port_w == 8.5
+    assert all("docs.nvidia.com" in f.source for f in figures.values())
+
+
+def test_a_bad_footprint_file_names_the_entry_and_field(tmp_path):
+    from presets.loader import PresetError, load_embodied_figures, load_network_figures
+
+    bad = tmp_path / "f.toml"
+    bad.write_text('[embodied.x]\nname = "X"\ngpu_kg = 1\nserver_kg = 0\ngpus_per_server = 8\n'
+                   'lifetime_years = 6\nuse_fraction = 1.5\nsource = "s"\n')
+    with pytest.raises(PresetError, match="entry 'x': field 'use_fraction'"):
+        load_embodied_figures(bad)
+    bad.write_text('[network.y]\nname = "Y"\nwatts = 9\nports = 1\n')
+    with pytest.raises(PresetError, match="field 'source'"):
+        load_network_figures(bad)
