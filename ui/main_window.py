@@ -66,6 +66,7 @@ from ui.commands import push_override, push_scenario_edit
 from ui.context_toolbar import ContextModel, ContextToolbar
 from ui.document import Document
 from ui.panels import PANELS
+from ui.panels.measured import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY
 from ui.preset_manager import PresetManagerDialog
 from ui.run_summary import summary_line
 from ui.scenario_browser import ScenarioBrowser
@@ -608,6 +609,8 @@ class MainWindow(QMainWindow):
         path = Path(path)
         if path.suffix.lower() == ".png" or path.suffix.lower() in SCENARIO_SUFFIXES:
             return self.open_scenario_file(path)
+        if path.suffix.lower() in MEASURED_SUFFIXES and "measured" in self.panels:
+            return self.open_measurement(path)
         if self.project is not None and not self.project.closed and path.resolve() == self.project.path.resolve():
             self.statusBar().showMessage(f"{path.name} is already open", 4000)
             return True
@@ -632,9 +635,17 @@ class MainWindow(QMainWindow):
         return True
 
     def open_dialog(self) -> bool:
-        path = dialogs.ask_open_path(self, "Open project or exported chart", dialogs.OPEN_FILTER,
-                                     self._dialog_dir())
+        # training logs and energy CSVs open in the Plan vs actual panel (before "All files")
+        filters = dialogs.OPEN_FILTER.replace(";;All files (*)", f";;{OPEN_FILTER_ENTRY};;All files (*)")
+        path = dialogs.ask_open_path(self, "Open project or exported chart", filters, self._dialog_dir())
         return self.open_path(path) if path else False
+
+    def open_measurement(self, path: str | Path) -> bool:
+        """A training log or an energy log: read into the Plan vs actual panel (one undo step),
+        which comes to the front and says what it could not read."""
+        panel = self.panels["measured"]
+        self.raise_panel("measured")
+        return panel.load_file(path)
 
     def new_project(self) -> bool:
         if not self._confirm_discard():
@@ -998,6 +1009,8 @@ class MainWindow(QMainWindow):
                 path = Path(url.toLocalFile())
                 if path.suffix.lower() in (".png", FILE_SUFFIX, *SCENARIO_SUFFIXES):
                     return path
+                if path.suffix.lower() in MEASURED_SUFFIXES and path.is_file():  # a log or an energy CSV
+                    return path
         return None
 
     def _catch_file_drops(self) -> None:
@@ -1037,8 +1050,13 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         event.acceptProposedAction()
+        # several logs dropped at once all open (two runs to compare); any other file alone
+        paths = [path]
+        if path.suffix.lower() in MEASURED_SUFFIXES:
+            paths = [Path(u.toLocalFile()) for u in event.mimeData().urls()
+                     if u.isLocalFile() and Path(u.toLocalFile()).suffix.lower() in MEASURED_SUFFIXES]
         # open after the drop returns, so a message box never runs inside the drag loop
-        QTimer.singleShot(0, lambda: self.open_path(path))
+        QTimer.singleShot(0, lambda: [self.open_path(p) for p in paths])
 
     # =========================================================================================
     # export

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication
 
 from storage import Project
@@ -300,6 +300,20 @@ def window(qtbot, tmp_path, monkeypatch):
     return w
 
 
+def drop(window, *paths: Path) -> bool:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    enter = QDragEnterEvent(QPoint(300, 300), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    if not enter.isAccepted():
+        return False
+    event = QDropEvent(QPointF(300, 300), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    return event.isAccepted()
+
+
 def test_the_panel_is_in_the_registry_browser_and_window(qtbot, window):
     assert "measured" in panel_by_kind() and kind_labels()["measured"] == "Plan vs actual"
     assert [r.kind for r in PANELS][-1] == "measured"
@@ -308,6 +322,40 @@ def test_the_panel_is_in_the_registry_browser_and_window(qtbot, window):
     assert group is not None and group.text(0) == "Plan vs actual (1)"
     sample = window.project.load_scenario(("measured", group.child(0).text(0)))
     assert len(sample.runs) == 2 and sample.energy is not None
+
+
+def test_dropped_logs_reach_the_panel_and_survive_save_and_reopen(qtbot, window, tmp_path):
+    panel = window.panel("measured")
+    assert drop(window, LOG_A, LOG_B)  # two at once
+    qtbot.waitUntil(lambda: len(panel.scenario().runs) == 2, timeout=3000)
+    assert window.active_kind() == "measured"
+    assert drop(window, CODECARBON)
+    qtbot.waitUntil(lambda: panel.scenario().energy is not None, timeout=3000)
+    assert window.undo_stack.undoText() == f"Open energy log {CODECARBON.name}"
+    saved = panel.scenario()
+    assert window.isWindowModified()
+    window.action_save.trigger()
+    path = window.project.path
+    window.close()
+
+    again = MainWindow(Project.open(path))
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    reopened = again.panel("measured").scenario()
+    assert reopened.runs == saved.runs and reopened.energy == saved.energy
+    again.raise_panel("measured")
+    qtbot.waitUntil(lambda: not again.panel("measured").is_stale(), timeout=3000)
+    assert number(again.panel("measured").table_row("Step time (median)")[2]) == \
+        f"{analysis(LOG_A).median_step_time_s:.3g}"
+
+
+def test_file_open_routes_a_log_to_the_panel(qtbot, window, monkeypatch):
+    asked = choose_file(monkeypatch, LOG_A)
+    window.open_dialog()
+    assert "Training logs and energy CSVs" in asked[-1][1]
+    assert [r.name for r in window.panel("measured").scenario().runs] == [LOG_A.name]
+    assert window.active_kind() == "measured"
 
 
 def test_the_panel_follows_the_plan(qtbot, window):
