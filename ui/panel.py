@@ -381,6 +381,7 @@ class PanelBase(QWidget):
                     table.verticalHeader().setDefaultSectionSize(int(table.fontMetrics().height() * 1.5))
         # the maximum only: a larger minimum would resize the window's docks behind the presented panel
         self.form_scroll.setMaximumWidth(int((FORM_WIDTH + 80) * factor))
+        self._fit_form()
 
     def presentation_widgets(self) -> list[QWidget]:
         """What grows in presentation mode besides the charts and results tables (a panel adds
@@ -544,14 +545,17 @@ class PanelBase(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
+        self._fit_form()
+
+    def _fit_form(self) -> None:
         if not self._form_user_sized and self.splitter.count() == 2:
-            # the inputs as wide as their fields need (no sideways scroll bar), within
-            # FORM_WIDTH + 80, and narrower only when the chart would get less than
-            # MIN_CHART_WIDTH: every other pixel goes to the chart
+            # the inputs as wide as their fields need (no sideways scroll bar), within the
+            # column's maximum (FORM_WIDTH + 80, larger in presentation mode), and narrower
+            # only when the chart would get less than MIN_CHART_WIDTH: the rest goes to the chart
             inner = self.form_scroll.widget()
             need = (inner.sizeHint().width() + self.form_scroll.verticalScrollBar().sizeHint().width()
                     if inner is not None else FORM_WIDTH)
-            form = min(need, FORM_WIDTH + 80)
+            form = min(need, self.form_scroll.maximumWidth())
             if self.width() - form < MIN_CHART_WIDTH:  # a narrow panel: the chart keeps its minimum
                 form = self.width() - MIN_CHART_WIDTH
             form = max(self.form_scroll.minimumWidth(), form)

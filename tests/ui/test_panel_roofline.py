@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
@@ -776,3 +777,15 @@ def test_a_name_column_the_user_widened_stays_wide(qtbot, panel):
     qtbot.waitUntil(lambda: panel.width() == 1500)
     QCoreApplication.processEvents()
     assert header.sectionSize(0) == 420
+
+
+def test_an_export_without_flop_counters_says_so_once_and_gives_the_ncu_command(panel):
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "ncu" / "details-page-sections.csv"
+    panel.import_kernels_from(fixture)
+    report = panel.import_report
+    assert panel.import_errors_box.isVisible()
+    assert report.command.isVisible() and report.command.text().startswith("ncu ")
+    assert "--metrics" in report.command.text()
+    assert report.problems.count() == 1  # one line for the whole file, not one per launch
+    panel.clear_import_errors()
+    assert not panel.import_errors_box.isVisible()

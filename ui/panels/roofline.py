@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QListWidget,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -44,10 +43,12 @@ from ui.commands import push_scenario_edit
 from ui.label_placement import leader, place_labels
 from ui.panel import PanelBase, ResultRow
 from ui.panels.roofline_kernels import (
+    ImportReport,
     KernelBuilderDialog,
     KernelSortProxy,
     KernelTableModel,
     KernelTableView,
+    import_report_lines,
     read_kernel_file,
 )
 from ui.panels.roofline_measure import MachineMeasurement
@@ -492,23 +493,21 @@ class RooflinePanel(PanelBase):
         table_row.addWidget(self.kernel_table, 1)
         table_row.addLayout(side)
         layout.addLayout(table_row, 1)
-        self.import_errors_label = QLabel()
+        # what the last import said: rows not imported, notes, and the ncu command that
+        # collects missing counters (ImportReport), with a Dismiss button
+        self.import_report = ImportReport()
+        self.import_errors_label = self.import_report.head
         self.import_errors_label.setObjectName("importErrorsLabel")
-        self.import_errors_label.setWordWrap(True)
-        self.import_errors = QListWidget()
+        self.import_errors = self.import_report.problems
         self.import_errors.setObjectName("importErrors")
-        self.import_errors.setMaximumHeight(90)
         dismiss = QPushButton("Dismiss")
         dismiss.setObjectName("importErrorsDismiss")
         dismiss.clicked.connect(self.clear_import_errors)
-        head = QHBoxLayout()
-        head.addWidget(self.import_errors_label, 1)
-        head.addWidget(dismiss)
         self.import_errors_box = QWidget()
-        errors_layout = QVBoxLayout(self.import_errors_box)
+        errors_layout = QHBoxLayout(self.import_errors_box)
         errors_layout.setContentsMargins(0, 0, 0, 0)
-        errors_layout.addLayout(head)
-        errors_layout.addWidget(self.import_errors)
+        errors_layout.addWidget(self.import_report, 1)
+        errors_layout.addWidget(dismiss, 0, Qt.AlignmentFlag.AlignTop)
         self.import_errors_box.setVisible(False)
         layout.addWidget(self.import_errors_box)
 
@@ -775,32 +774,32 @@ class RooflinePanel(PanelBase):
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self._show_import_errors(f"Could not import {path.name}:", [reason])
             return None
-        errors = [f"line {e.line}: {e.reason}" for e in result.errors]
         if result.kernels:
             n = len(result.kernels)
             self.add_kernels(result.kernels, f"Import {n:,} kernel{'s' if n != 1 else ''} from {path.name}")
-        if errors:
-            head = (f"{len(result.kernels):,} kernel(s) imported from {path.name} ({fmt}); "
-                    f"{len(errors):,} row(s) not imported:")
-            self._show_import_errors(head, errors)
+        problems, notes = import_report_lines(result)
+        if problems or notes or result.missing_counters or not result.kernels:
+            self.import_report.show_result(result, fmt, path.name)
+            self.last_import_errors = problems or ([] if result.kernels else [self.import_report.head.text()])
+            self.import_errors_box.setVisible(True)
         else:
             self.clear_import_errors()
-            if not result.kernels:
-                self._show_import_errors(f"{path.name} has no kernel rows.", [])
         return result
 
     def _show_import_errors(self, head: str, errors: list[str]) -> None:
+        """A file that could not be read at all: its name and why."""
         self.last_import_errors = list(errors) if errors else [head]
-        self.import_errors_label.setText(head)
-        self.import_errors_label.setStyleSheet(f"color: {th.current_theme().error};")
-        self.import_errors.clear()
-        self.import_errors.addItems(errors)
-        self.import_errors.setVisible(bool(errors))
+        self.import_report.clear()
+        self.import_report.head.setText(head)
+        self.import_report.head.setStyleSheet(f"color: {th.current_theme().error};")
+        self.import_report.problems.addItems(errors)
+        self.import_report.problems.setVisible(bool(errors))
+        self.import_report.setVisible(True)
         self.import_errors_box.setVisible(True)
 
     def clear_import_errors(self) -> None:
         self.last_import_errors = []
-        self.import_errors.clear()
+        self.import_report.clear()
         self.import_errors_box.setVisible(False)
 
     def import_error_texts(self) -> list[str]:
