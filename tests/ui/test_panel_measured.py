@@ -277,6 +277,18 @@ def test_the_panel_draws_in_every_theme(qtbot, panel, monkeypatch, mode, present
         th.apply_theme(QApplication.instance(), "light")
 
 
+def test_compare_overlays_a_saved_scenarios_logs_dashed(qtbot, panel, monkeypatch):
+    open_log(qtbot, panel, monkeypatch, LOG_A)
+    saved = measured.MeasuredScenario(runs=(measured.run_from_text(LOG_B.name, LOG_B.read_text()),))
+    panel.set_comparison([("cluster B", saved)])
+    series = {s.name: s for s in panel.rate_chart.series()}
+    assert series[f"cluster B: {LOG_B.name}"].style == Qt.PenStyle.DashLine
+    assert series[LOG_A.name].style == Qt.PenStyle.SolidLine
+    assert panel.scenario().runs == panel.scenario().runs[:1]  # an overlay, not an edit
+    panel.clear_comparison()
+    assert f"cluster B: {LOG_B.name}" not in {s.name for s in panel.rate_chart.series()}
+
+
 def test_standalone_adopting_needs_the_window(qtbot, panel, monkeypatch):
     assert not panel.adopt_throughput_button.isEnabled()  # nothing measured yet
     open_log(qtbot, panel, monkeypatch, LOG_A)

@@ -529,6 +529,7 @@ class MeasuredPanel(PanelBase):
         readers = {"run": ms.run_from_text, "energy": ms.energy_from_text, None: ms.read_measurement}
         what = {"run": "a training log this app reads", "energy": "an energy log this app reads",
                 None: "a training log or an energy log"}[expect]
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a long log takes seconds to read
         try:
             item = readers[expect](name, text)
         except ms.MeasurementError as exc:
@@ -541,6 +542,8 @@ class MeasuredPanel(PanelBase):
         except (trainlog.TrainLogError, energy.EnergyLogError, InputError) as exc:
             self.show_status(f"{name} is not {what} ({_reason(exc)}). {READS} Nothing was changed.")
             return False
+        finally:
+            QGuiApplication.restoreOverrideCursor()
         s = self.scenario()
         try:
             if isinstance(item, ms.RunLog):
