@@ -72,6 +72,7 @@ MIN_CHART_WIDTH = 560  # px: the form gives up width below this
 #: Until the user drags the handle, the results table under the chart takes the height of its
 #: rows, but never more than this share of the centre: the chart is what a meeting looks at.
 RESULTS_SHARE = 0.4
+RESULTS_SHARE_PRESENTING = 0.28
 
 
 def _guarded_refresh(draw: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -309,7 +310,9 @@ class ChartOverResults(QSplitter):
         total = self.height() - self.handleWidth()
         if total <= 0:
             return
-        table = min(self._results.content_height(), int(total * RESULTS_SHARE))
+        # on a projector the chart is what the room reads: the table scrolls in a smaller share
+        share = RESULTS_SHARE_PRESENTING if th.presentation_enabled() else RESULTS_SHARE
+        table = min(self._results.content_height(), int(total * share))
         table = max(table, self._results.minimumHeight())
         if table >= total:
             return

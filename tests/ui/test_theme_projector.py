@@ -102,3 +102,29 @@ def test_presentation_enlarges_the_inputs_and_toolbar_too(roofline, themed):
     assert roofline.kernel_table.font().pointSizeF() > before_table
     th.set_presentation(False)
     assert roofline.form_widget.font().pointSizeF() == pytest.approx(before_form)
+
+
+def test_presenting_gives_the_chart_the_height_and_keeps_the_run_plan_inputs_whole(qtbot, tmp_path, themed):
+    from presets import sample_scenarios
+    from storage import Project
+    from ui.main_window import MainWindow
+
+    path = tmp_path / "present.swbproj"
+    Project.create(path).close()
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.resize(1600, 900)
+    window.show()
+    example = next(s for _n, s in sample_scenarios() if s.kind == "run_plan" and s.n_gpus == 1024)
+    window.document.replace_plan(example, "70B")
+    presenting = window.enter_presentation("run_plan")
+    presenting.showNormal()
+    presenting.resize(1920, 1080)
+    panel = window.panel("run_plan")
+    qtbot.waitUntil(lambda: panel.width() > 1800)
+    centre = panel.center
+    assert centre.sizes()[1] <= 0.3 * sum(centre.sizes())  # the table scrolls; the chart is read
+    # the inputs column widened with its fonts: a field shows its whole value
+    field = panel.field("n_gpus").edit
+    assert field.fontMetrics().horizontalAdvance(field.text()) < field.width()
+    window.exit_presentation()
