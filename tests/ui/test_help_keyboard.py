@@ -7,8 +7,18 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QComboBox,
+    QHeaderView,
     QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QScrollBar,
     QTextEdit,
+    QWidget,
 )
 
 from storage import Project
@@ -73,3 +83,26 @@ def test_about_lists_the_version_and_the_licences_of_what_ships(qtbot, window):
     for name in ("Qt", "LGPL", "PySide6", "pyqtgraph", "numpy", "SQLAlchemy"):
         assert name in text, name
     box.close()
+def _unnamed_controls(root):
+    unnamed = []
+    kinds = (QAbstractButton, QComboBox, QLineEdit, QAbstractSpinBox, QAbstractSlider, QAbstractItemView,
+             QPlainTextEdit, QTextEdit)
+    for w in root.findChildren(QWidget):
+        if not isinstance(w, kinds) or not w.isVisibleTo(root) or isinstance(w.parent(), QAbstractSpinBox | QComboBox):
+            continue  # a spin box's or combo's own line edit is named through its owner
+        if isinstance(w, QHeaderView | QScrollBar) or w.objectName().startswith("qt_"):
+            continue  # parts of a named view, and Qt's own (toolbar overflow, table corner) buttons
+        if w.accessibleName().strip():
+            continue
+        if isinstance(w, QAbstractButton) and w.text().replace("&", "").strip():
+            continue  # a button's text is its accessible name
+        unnamed.append(f"{type(w).__name__} {w.objectName()!r} in {type(w.parent()).__name__}")
+    return unnamed
+
+
+def test_every_control_has_an_accessible_name(qtbot, window):
+    found = set()
+    for kind in window.panels:
+        window.raise_panel(kind)
+        found |= set(_unnamed_controls(window))
+    assert sorted(found) == [], "\n".join(sorted(found))

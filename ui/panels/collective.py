@@ -358,6 +358,7 @@ class CollectivePanel(PanelBase):
 
         self.step_slider = QSlider(Qt.Orientation.Horizontal, bar)
         self.step_slider.setObjectName("stepSlider")
+        self.step_slider.setAccessibleName("Step")
         self.step_slider.setPageStep(1)
         self.step_slider.setTickPosition(QSlider.TickPosition.TicksBelow)
         self.step_slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -368,6 +369,7 @@ class CollectivePanel(PanelBase):
         layout.addWidget(QLabel("Step", bar))
         self.step_spin = QSpinBox(bar)
         self.step_spin.setObjectName("stepSpin")
+        self.step_spin.setAccessibleName("Step number")
         self.step_spin.setToolTip("Step (0 is the state before the first transfer)")
         self.step_spin.valueChanged.connect(self.go_to)
         layout.addWidget(self.step_spin)
@@ -378,6 +380,7 @@ class CollectivePanel(PanelBase):
         layout.addWidget(QLabel("Speed", bar))
         self.speed_combo = QComboBox(bar)
         self.speed_combo.setObjectName("speedCombo")
+        self.speed_combo.setAccessibleName("Animation speed")
         self.speed_combo.setToolTip("Playback speed")
         for text, ms in SPEEDS:
             self.speed_combo.addItem(text, ms)
