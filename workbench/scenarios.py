@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from workbench import _validate as v
+from workbench import footprint as fp
 from workbench import power as pw
 from workbench.hardware import MAX_LATENCY_S, PRECISION_LABELS, PRECISIONS
 from workbench.kernels import Kernel
@@ -146,6 +147,8 @@ FIELD_LABELS: dict[str, str] = {
     "bytes_per_token": "Bytes per token",
     "checkpoint_bytes": "Checkpoint size",
     "checkpoint_interval_s": "Checkpoint interval",
+    "throughput_source": "Throughput source",
+    "measured_on": "Throughput measured on",
     # power
     "power_cap_w": "Power cap",
     "static_fraction": "Static power fraction",
@@ -162,6 +165,18 @@ FIELD_LABELS: dict[str, str] = {
     "energy_price_per_kwh": "Energy price per kWh",
     "gpu_hour_price": "Price per GPU-hour",
     "currency": "Currency",
+    "capped_gpus": "Capped GPUs",
+    "zeus_eta": "Energy weight η",
+    "idle_s": "Idle allocation",
+    "idle_power_w_per_gpu": "Idle power per GPU",
+    "network_w_per_gpu": "Network power per GPU",
+    "embodied_gpu_g": "Embodied emissions per GPU",
+    "embodied_server_g": "Embodied emissions per server",
+    "embodied_gpus_per_server": "GPUs per server",
+    "embodied_lifetime_s": "Hardware lifetime",
+    "embodied_use_fraction": "Share of the lifetime in use",
+    "hourly_g_per_kwh": "Hourly grid intensity",
+    "profile_name": "Intensity profile name",
     # run plan
     "n_heads": "Attention heads",
     "n_kv_heads": "Key/value heads",
@@ -223,6 +238,14 @@ FIELD_UNITS: dict[str, str] = {
     "grid_g_per_kwh": "",
     "energy_price_per_kwh": "",
     "gpu_hour_price": "",
+    "zeus_eta": "",
+    "idle_s": "s",
+    "idle_power_w_per_gpu": "W",
+    "network_w_per_gpu": "W",
+    "embodied_gpu_g": "g",
+    "embodied_server_g": "g",
+    "embodied_lifetime_s": "s",
+    "embodied_use_fraction": "%",
     "intra_node_bw": "B/s",
     "inter_node_bw": "B/s",
     "gpu_memory_bytes": "B",
@@ -486,10 +509,20 @@ class RooflineScenario(Scenario):
 
 @dataclass(frozen=True)
 class CollectiveScenario(Scenario):
-    """Collectives panel: one collective on a few ranks, stepped through a schedule."""
+    """Collectives panel: one collective on a few ranks, stepped through a schedule, every
+    step costed with the alpha-beta model on one link.
+
+    The link is ``link_bw`` (bytes/s of one link in one direction) and ``alpha`` (seconds of
+    latency per step), within the All-reduce calculator's bounds; ``interconnect`` is the
+    preset key of the link they were taken from ("" when typed, or for a GPU's own link). In
+    the window they follow the run plan's data-parallel ring until the user types a link of
+    their own (the panel then keeps its inputs: Local override). Version 1 kept no link (the
+    panel held it, and a typed one was lost on saving); it reads as the calculator's defaults,
+    the link the version-1 panel used without a plan.
+    """
 
     kind: ClassVar[str] = "collective"
-    schema_version: ClassVar[int] = 1
+    schema_version: ClassVar[int] = 2
 
     collective: str = "all_reduce"
     n_ranks: int = 4
@@ -497,6 +530,10 @@ class CollectiveScenario(Scenario):
     message_bytes: float = float(256 * MiB)
     root: int = 0
     step: int = 0
+    #: the All-reduce calculator's default link (AllReduceScenario.link_bw and .alpha)
+    link_bw: float = 360e9
+    alpha: float = 5e-6
+    interconnect: str = ""
 
     def _check(self) -> None:
         v.choice("collective", self.collective, COLLECTIVES)
@@ -510,6 +547,17 @@ class CollectiveScenario(Scenario):
             raise v.InputError("root", f"must be < n_ranks ({n}), got {root}")
         self._set("root", root)
         self._set("step", _int("step", self.step, 0))
+        self._set("link_bw", _float("link_bw", self.link_bw, low=1, high=v.MAX_BANDWIDTH, unit="B/s"))
+        self._set("alpha", _float("alpha", self.alpha, low=0, high=MAX_LATENCY_S, unit="s"))
+        link = v.text("interconnect", self.interconnect, allow_empty=True)
+        self._set("interconnect", _key("interconnect", link) if link else "")
+
+
+@register_upgrader("collective", 1)
+def _collective_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 1 kept no link: without a plan its panel costed the steps on the All-reduce
+    # calculator's default link, which a saved scenario now holds.
+    return {**data, "link_bw": 360e9, "alpha": 5e-6, "interconnect": ""}
 
 
 @dataclass(frozen=True)
@@ -605,10 +653,21 @@ class AllReduceScenario(Scenario):
 
 @dataclass(frozen=True)
 class ScalingScenario(Scenario):
-    """Scaling panel: a training run's model, throughput and the overheads that limit scaling."""
+    """Scaling panel: a training run's model, throughput and the overheads that limit scaling.
+
+    ``tokens_per_s`` is either planned (the run plan's model predicts it for this hardware, so
+    it follows a change of GPU) or measured on one device, ``measured_on``: a measured number
+    kept after the hardware changes belongs to the old device, and the panel says so.
+    ``measured`` holds the measured scaling table, (GPUs, tokens/s of the whole job) rows in
+    the order the user keeps them; the first row is the base the others are read against.
+    Both fields came after version 1 without a new version: data that lacks them (every
+    scenario saved before) reads as a throughput measured on its own hardware.
+    """
 
     kind: ClassVar[str] = "scaling"
     schema_version: ClassVar[int] = 1
+    #: where ``tokens_per_s`` comes from
+    THROUGHPUT_SOURCES: ClassVar[tuple[str, ...]] = ("planned", "measured")
 
     hardware: str = "h100-sxm"
     precision: str = "bf16"
@@ -631,6 +690,9 @@ class ScalingScenario(Scenario):
     bytes_per_token: float = 4.0
     checkpoint_bytes: float = 0.0
     checkpoint_interval_s: float = 3600.0
+    throughput_source: str = "measured"
+    #: the hardware key the measured throughput was measured on ("" reads as ``hardware``)
+    measured_on: str = ""
 
     MAX_GPUS: ClassVar[int] = 10_000_000
 
@@ -672,6 +734,19 @@ class ScalingScenario(Scenario):
                                              unit="bytes"))
         self._set("checkpoint_interval_s", _float("checkpoint_interval_s", self.checkpoint_interval_s,
                                                   low=1, high=v.MAX_SECONDS, unit="s"))
+        v.choice("throughput_source", self.throughput_source, self.THROUGHPUT_SOURCES)
+        if self.throughput_source == "planned":
+            self._set("measured_on", "")  # a planned throughput was measured nowhere
+        else:
+            on = v.text("measured_on", self.measured_on, allow_empty=True)
+            if len(on) > 100:
+                raise v.InputError("measured_on", f"must be at most 100 characters, got {len(on)}")
+            self._set("measured_on", on or self.hardware)
+
+    @property
+    def measured_elsewhere(self) -> bool:
+        """True when the throughput is a measured one from another device than ``hardware``."""
+        return self.throughput_source == "measured" and self.measured_on != self.hardware
 
     @property
     def six_n_only(self) -> bool:
@@ -713,6 +788,32 @@ class PowerScenario(Scenario):
     energy_price_per_kwh: float = 0.10
     gpu_hour_price: float = 0.0
     currency: str = "USD"
+    # -- the whole footprint (workbench.footprint): added within version 3, since a scenario
+    # saved before reads them as these defaults, which add nothing to its numbers
+    #: GPUs under the cap, at least 1 (None: every GPU); fewer than all are stragglers the
+    #: others wait for
+    capped_gpus: int | None = None
+    #: Zeus's weight of energy against time, in [0, 1] (workbench.power.zeus_cost)
+    zeus_eta: float = pw.ZEUS_ETA
+    #: time the reservation is held but not training (s), and what a held, idle GPU slot draws
+    #: (W, GPU with its share of host and network; None: not known, no figure assumed)
+    idle_s: float = 0.0
+    idle_power_w_per_gpu: float | None = None
+    #: NICs, optics and switch ports spread over the GPUs (W per GPU)
+    network_w_per_gpu: float = 0.0
+    #: manufacturing emissions of one GPU and of one server without its GPUs (g CO2e; None: not
+    #: set), amortised over the lifetime (s) at the share of it the hardware is in use
+    embodied_gpu_g: float | None = None
+    embodied_server_g: float = 0.0
+    embodied_gpus_per_server: int = 8
+    embodied_lifetime_s: float = 6 * 365 * 86400.0
+    embodied_use_fraction: float = 1.0
+    #: 24 hourly grid intensities, gCO2e/kWh, midnight first (empty: no profile), and where
+    #: they came from (a file name, or empty when typed)
+    hourly_g_per_kwh: tuple[float, ...] = ()
+    profile_name: str = ""
+
+    MAX_EMBODIED_G: ClassVar[float] = 1e10  # 10,000 t: beyond any one device or server
 
     def _check(self) -> None:
         self._set("hardware", _key("hardware", self.hardware))
@@ -750,6 +851,32 @@ class PowerScenario(Scenario):
         if len(currency) > 10:
             raise v.InputError("currency", f"must be a short code such as 'USD', got {v._describe(currency)}")
         self._set("currency", currency)
+        if self.capped_gpus is not None:
+            self._set("capped_gpus", _int("capped_gpus", self.capped_gpus, 1, ScalingScenario.MAX_GPUS))
+        self._set("zeus_eta", v.fraction("zeus_eta", self.zeus_eta))
+        self._set("idle_s", _float("idle_s", self.idle_s, low=0, high=v.MAX_SECONDS, unit="s"))
+        if self.idle_power_w_per_gpu is not None:
+            self._set("idle_power_w_per_gpu", _float("idle_power_w_per_gpu", self.idle_power_w_per_gpu, low=0,
+                                                     high=v.MAX_GPU_POWER_W, unit="W"))
+        self._set("network_w_per_gpu", _float("network_w_per_gpu", self.network_w_per_gpu, low=0,
+                                              high=v.MAX_GPU_POWER_W, unit="W"))
+        if self.embodied_gpu_g is not None:
+            self._set("embodied_gpu_g", _float("embodied_gpu_g", self.embodied_gpu_g, low=0,
+                                               high=self.MAX_EMBODIED_G, unit="g"))
+        self._set("embodied_server_g", _float("embodied_server_g", self.embodied_server_g, low=0,
+                                              high=self.MAX_EMBODIED_G, unit="g"))
+        self._set("embodied_gpus_per_server", _int("embodied_gpus_per_server", self.embodied_gpus_per_server,
+                                                   1, 100_000))
+        self._set("embodied_lifetime_s", _float("embodied_lifetime_s", self.embodied_lifetime_s, low=86400.0,
+                                                high=100 * 365 * 86400.0, unit="s"))
+        self._set("embodied_use_fraction", _float("embodied_use_fraction", self.embodied_use_fraction, low=0,
+                                                  low_open=True, high=1))
+        profile = _sequence("hourly_g_per_kwh", self.hourly_g_per_kwh)
+        self._set("hourly_g_per_kwh", fp.hourly_profile(profile) if profile else ())
+        name = v.text("profile_name", self.profile_name, allow_empty=True)
+        if len(name) > 200:
+            raise v.InputError("profile_name", f"must be at most 200 characters, got {len(name)}")
+        self._set("profile_name", name)
 
 
 @register_upgrader("power", 1)
