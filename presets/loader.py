@@ -24,13 +24,21 @@ from typing import Any
 
 from workbench import _validate as v
 from workbench.footprint import SECONDS_PER_YEAR
-from workbench.hardware import PRECISIONS, ComputeRate, Hardware, Interconnect, MemoryLevel
+from workbench.hardware import (
+    DEVICE_MEMORY,
+    PRECISIONS,
+    ComputeRate,
+    Hardware,
+    Interconnect,
+    MemoryLevel,
+)
 from workbench.plan import ModelShape
 
 # Unit conversions from the files' human units to SI.
 TERA = 1e12
 GIGA = 1e9
 GIB = 2**30
+MIB = 2**20
 BITS_PER_BYTE = 8
 
 DATA_PACKAGE = "presets"
@@ -212,6 +220,52 @@ _HARDWARE_FIELDS = {"name", "vendor", "note", "compute", "memory", "power", "int
 _RATE_FIELDS = {"dense_tflops", "sparsity_factor", "mamf_tflops", "source", "note"}
 
 
+_LEVEL_FIELDS = {"memory_gb", "memory_gib", "capacity_mib", "mem_bw_tbs", "technology", "source", "note"}
+_CAPACITY_UNITS = {"memory_gb": GIGA, "memory_gib": GIB, "capacity_mib": MIB}
+
+
+def _parse_memory_level(mem: _Entry, name: str, device: bool) -> MemoryLevel:
+    """One memory level; device memory must give its capacity, a cache level may."""
+    given = [f for f in _CAPACITY_UNITS if mem.has(f)]
+    if device or given:
+        cap_field = mem.exactly_one(*_CAPACITY_UNITS)
+        capacity = mem.number(cap_field) * _CAPACITY_UNITS[cap_field]
+    else:
+        capacity = None
+    bandwidth = mem.number("mem_bw_tbs") * TERA
+    source = mem.text("source")
+    return _build(mem, lambda: MemoryLevel(
+        name=name, bandwidth=bandwidth, source=source, capacity=capacity,
+        technology=mem.text("technology", ""), note=mem.text("note", "")))
+
+
+def _parse_memory_levels(e: _Entry) -> tuple[MemoryLevel, ...]:
+    """``[key.memory]`` (device memory alone, the older form) or ``[[key.memory]]`` (one table
+    per level, each with a ``name``: device memory is the level named DEVICE_MEMORY)."""
+    if not e.has("memory"):
+        raise e.error("memory", "is missing")
+    raw = e.data["memory"]
+    if isinstance(raw, Mapping):
+        mem = _Entry(e.file, e.entry, raw, "memory.")
+        mem.only(_LEVEL_FIELDS)
+        return (_parse_memory_level(mem, DEVICE_MEMORY, device=True),)
+    if not isinstance(raw, list) or not raw:
+        raise e.error("memory", "must be a table, or one [[memory]] table per level")
+    entries = [_Entry(e.file, e.entry, item, f"memory[{i}].") for i, item in enumerate(raw)]
+    names = []
+    for mem in entries:
+        mem.only(_LEVEL_FIELDS | {"name"})
+        name = mem.text("name")
+        if name in names:
+            raise mem.error("name", f"is used by two levels ('{name}')")
+        names.append(name)
+    if DEVICE_MEMORY not in names:
+        raise e.error("memory", f"has no level named '{DEVICE_MEMORY}' (device memory, whatever its "
+                                f"technology; levels: {', '.join(names)})")
+    return tuple(_parse_memory_level(mem, name, device=name == DEVICE_MEMORY)
+                 for mem, name in zip(entries, names, strict=True))
+
+
 def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
     e = _Entry(label, key, raw)
     e.only(_HARDWARE_FIELDS)
@@ -246,16 +300,7 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
     if not rates:
         raise PresetError(label, key, "compute", f"no precision rates (expected some of {', '.join(PRECISIONS)})")
 
-    mem = e.sub("memory")
-    assert mem is not None
-    mem.only({"memory_gb", "memory_gib", "mem_bw_tbs", "technology", "source", "note"})
-    cap_field = mem.exactly_one("memory_gb", "memory_gib")
-    capacity = mem.number(cap_field) * (GIGA if cap_field == "memory_gb" else GIB)
-    bandwidth = mem.number("mem_bw_tbs") * TERA
-    mem_source = mem.text("source")
-    memory = _build(mem, lambda: MemoryLevel(
-        name="HBM", bandwidth=bandwidth, source=mem_source, capacity=capacity,
-        technology=mem.text("technology", ""), note=mem.text("note", "")))
+    memory = _parse_memory_levels(e)
 
     tdp_w = None
     tdp_source = ""
@@ -297,7 +342,7 @@ def _parse_hardware(label: str, key: str, raw: object) -> Hardware:
             notes.append("Interconnect: " + link.text("note", ""))
 
     return _build(e, lambda: Hardware(
-        name=name, vendor=vendor, compute=tuple(rates), memory=(memory,),
+        name=name, vendor=vendor, compute=tuple(rates), memory=memory,
         tdp_w=tdp_w, tdp_source=tdp_source, host_power_w=host_w, host_power_source=host_source,
         interconnect_bw=link_bw, interconnect=link_name, interconnect_source=link_source,
         note=" ".join(n for n in notes if n), builtin=True, key=key))

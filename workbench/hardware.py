@@ -83,11 +83,21 @@ class ComputeRate:
         return self.dense_flops
 
 
+#: The name of the device-memory level (HBM, GDDR or LPDDR alike: what the technology is,
+#: ``MemoryLevel.technology`` says). Every other level is a cache in front of it (L2, AMD's
+#: Infinity Cache, ...), drawn as a roof of its own.
+DEVICE_MEMORY = "HBM"
+
+
 @dataclass(frozen=True)
 class MemoryLevel:
-    """One level of the memory hierarchy (HBM/GDDR at least; L2 optional)."""
+    """One level of the memory hierarchy: device memory at least, caches (L2, ...) optional.
 
-    name: str  # "HBM" (device memory, whatever the technology) or "L2"
+    A cache level's bandwidth is what its source gives (a vendor peak or a microbenchmark's
+    plateau, said in ``source``/``note``); its capacity is optional.
+    """
+
+    name: str  # DEVICE_MEMORY ("HBM", whatever the technology) or a cache: "L2", "Infinity Cache"
     bandwidth: float  # bytes/s
     source: str
     capacity: float | None = None  # bytes
@@ -197,18 +207,25 @@ class Hardware:
                                    f"it has {', '.join(m.name for m in self.memory)}")
 
     @property
-    def _device_memory(self) -> MemoryLevel:
-        # The level named "HBM" is device memory wherever it is listed; else the first level.
-        return next((m for m in self.memory if m.name == "HBM"), self.memory[0])
+    def device_memory(self) -> MemoryLevel:
+        """The device-memory level: the one named ``DEVICE_MEMORY`` wherever it is listed, else
+        the first level."""
+        return next((m for m in self.memory if m.name == DEVICE_MEMORY), self.memory[0])
+
+    @property
+    def cache_levels(self) -> tuple[MemoryLevel, ...]:
+        """Every level but device memory (L2 and other caches), fastest first."""
+        device = self.device_memory
+        return tuple(sorted((m for m in self.memory if m is not device), key=lambda m: -m.bandwidth))
 
     @property
     def mem_bw(self) -> float:
         """Device memory bandwidth in bytes/s (the "HBM" level, else the first memory level)."""
-        return self._device_memory.bandwidth
+        return self.device_memory.bandwidth
 
     @property
     def mem_capacity(self) -> float | None:
-        return self._device_memory.capacity
+        return self.device_memory.capacity
 
     def with_changes(self, **changes: Any) -> Hardware:
         """A copy with fields replaced (validated again)."""
@@ -296,6 +313,7 @@ def slug(name: str) -> str:
 
 
 __all__ = [
+    "DEVICE_MEMORY",
     "PRECISIONS",
     "PRECISION_LABELS",
     "PRECISION_BYTES",

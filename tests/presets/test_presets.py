@@ -56,7 +56,12 @@ def test_every_figure_has_a_source(key):
     for level in hw.memory:
         assert level.source.strip()
         assert 1e11 <= level.bandwidth <= 1e14  # bytes/s
-        assert level.capacity is not None and 1e10 <= level.capacity <= 1e12  # bytes
+    device = hw.device_memory
+    assert device.name == "HBM"
+    assert device.capacity is not None and 1e10 <= device.capacity <= 1e12  # bytes
+    for level in hw.cache_levels:
+        assert level.bandwidth > device.bandwidth  # a cache in front of device memory is faster
+        assert level.note.strip()  # says whether it is a vendor peak or a measurement
     if hw.tdp_w is not None:
         assert hw.tdp_source.strip()
     if hw.interconnect_bw is not None:
@@ -70,7 +75,9 @@ def test_data_file_cites_a_source_for_every_figure_group():
     for key, entry in data.items():
         for group in ("memory", "power"):
             if group in entry:
-                assert entry[group]["source"].strip(), (key, group)
+                tables = entry[group] if isinstance(entry[group], list) else [entry[group]]
+                for table in tables:
+                    assert table["source"].strip(), (key, group)
         compute = entry["compute"]
         for precision, rate in compute.items():
             if isinstance(rate, dict):
@@ -218,6 +225,103 @@ def test_bad_hardware_file_names_file_entry_and_field(tmp_path, old, new, field)
     assert err.entry == "x"
     assert err.file == str(path)
     assert str(path) in str(err) and "'x'" in str(err) and field in str(err)
+
+
+TWO_LEVELS = """
+[y]
+name = "Test GPU with an L2"
+vendor = "Test"
+[y.compute]
+source = "a datasheet"
+bf16 = { dense_tflops = 1000 }
+[[y.memory]]
+name = "HBM"
+memory_gb = 80
+technology = "HBM3"
+mem_bw_tbs = 3.0
+source = "a datasheet"
+[[y.memory]]
+name = "L2"
+mem_bw_tbs = 12.5
+capacity_mib = 50
+source = "a microbenchmark of the test's own"
+note = "Measured plateau."
+[y.power]
+tdp_w = 700
+source = "a datasheet"
+"""
+
+
+def test_several_memory_levels_load_in_si_units(tmp_path):
+    (hw,) = presets.load_hardware(write(tmp_path, TWO_LEVELS))
+    assert [m.name for m in hw.memory] == ["HBM", "L2"]
+    assert hw.mem_bw == 3.0e12 and hw.mem_capacity == 80e9  # device memory, as before
+    (l2,) = hw.cache_levels
+    assert l2.bandwidth == 12.5e12 and l2.capacity == 50 * 2**20
+    assert l2.source == "a microbenchmark of the test's own" and l2.note == "Measured plateau."
+    assert Hardware.from_dict(hw.to_dict()) == hw  # what a project file stores
+
+
+def test_a_cache_level_may_leave_out_its_capacity(tmp_path):
+    (hw,) = presets.load_hardware(write(tmp_path, TWO_LEVELS.replace("capacity_mib = 50\n", "")))
+    assert hw.memory_level("L2").capacity is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ('name = "HBM"', 'name = "DRAM"', "memory"),  # no device-memory level
+        ('name = "L2"', 'name = "HBM"', "memory[1].name"),  # two levels with one name
+        ('mem_bw_tbs = 12.5\ncapacity_mib = 50\nsource = "a microbenchmark of the test\'s own"',
+         "mem_bw_tbs = 12.5\ncapacity_mib = 50", "memory[1].source"),
+        ("mem_bw_tbs = 12.5", "mem_bw_tbs = -1", "memory[1].mem_bw_tbs"),
+        ("capacity_mib = 50", "capacity_mib = 50\nmemory_gb = 1", "memory[1].memory_gb"),
+        ("memory_gb = 80\n", "", "memory[0].memory_gb"),  # device memory needs its capacity
+        ('name = "L2"', 'name = ""', "memory[1].name"),
+        ("capacity_mib = 50", "capacity_kb = 50", "memory[1].capacity_kb"),
+    ],
+)
+def test_bad_memory_levels_name_the_level_and_field(tmp_path, old, new, field):
+    assert old in TWO_LEVELS
+    path = write(tmp_path, TWO_LEVELS.replace(old, new, 1))
+    with pytest.raises(PresetError) as info:
+        presets.load_hardware(path)
+    assert info.value.entry == "y" and info.value.field == field, str(info.value)
+
+
+GOOD_MEMORY = '[x.memory]\nmemory_gb = 10\nmem_bw_tbs = 1.0\nsource = "a datasheet"\n'
+
+
+@pytest.mark.parametrize(("memory", "message"), [
+    ("", "'memory': is missing"),
+    ("memory = []\n", "must be a table, or one"),
+    ("memory = 3\n", "must be a table, or one"),
+])
+def test_memory_that_is_neither_a_table_nor_levels_is_refused(tmp_path, memory, message):
+    assert GOOD_MEMORY in GOOD
+    text = GOOD.replace(GOOD_MEMORY, "").replace('vendor = "Test"\n', 'vendor = "Test"\n' + memory)
+    with pytest.raises(PresetError, match=message):
+        presets.load_hardware(write(tmp_path, text))
+
+
+#: The built-in cache-level figures, each checked against what its source states.
+CACHE_FIGURES = {
+    ("h100-pcie", "L2"): 6.9e12,
+    ("mi300x", "Infinity Cache"): 17e12,
+}
+
+
+def test_built_in_cache_levels_are_only_the_sourced_ones():
+    found = {(hw.key, m.name): m for hw in presets.load_hardware() for m in hw.cache_levels}
+    assert set(found) == set(CACHE_FIGURES)  # a new cache figure is added here, with its check
+    for where, bandwidth in CACHE_FIGURES.items():
+        assert found[where].bandwidth == bandwidth, where
+    l2 = found[("h100-pcie", "L2")]
+    assert "te42kyfo/gpu-benches" in l2.source and "h100_pcie.txt" in l2.source
+    assert "measured" in l2.source.lower() and "not a vendor peak" in l2.note
+    cache = found[("mi300x", "Infinity Cache")]
+    assert "servethehome.com" in cache.source and "17 TB/s of peak bandwidth" in cache.source
+    assert "vendor peak, not a measurement" in cache.note
 
 
 def test_invalid_toml_and_missing_file(tmp_path):
