@@ -61,7 +61,7 @@ def test_the_six_kinds():
     }
     for cls in ALL_TYPES:
         assert issubclass(cls, Scenario)
-        assert cls.schema_version == (3 if cls is PowerScenario else 1)
+        assert cls.schema_version == {PowerScenario: 3, CollectiveScenario: 2}.get(cls, 1)
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES)
@@ -85,7 +85,8 @@ def test_default_values():
 
 CONTRACT_FIELDS = {
     "roofline": ["hardware", "precision", "sparse", "show_precision_ceilings", "show_l2", "kernels"],
-    "collective": ["collective", "n_ranks", "schedule", "message_bytes", "root", "step"],
+    "collective": ["collective", "n_ranks", "schedule", "message_bytes", "root", "step", "link_bw", "alpha",
+                   "interconnect"],
     "allreduce": ["collective", "size_bytes", "n_ranks", "link_bw", "alpha", "interconnect",
                   "size_min", "size_max", "measured_log"],
     "scaling": ["hardware", "precision", "sparse", "n_gpus", "n_params", "n_layers", "d_model",
@@ -184,6 +185,13 @@ INVALID = [
     (CollectiveScenario, {"root": 4}, "root"),
     (CollectiveScenario, {"root": -1}, "root"),
     (CollectiveScenario, {"step": -1}, "step"),
+    (CollectiveScenario, {"link_bw": 0.5}, "link_bw"),
+    (CollectiveScenario, {"link_bw": 2e18}, "link_bw"),
+    (CollectiveScenario, {"link_bw": float("inf")}, "link_bw"),
+    (CollectiveScenario, {"alpha": -1e-6}, "alpha"),
+    (CollectiveScenario, {"alpha": 11.0}, "alpha"),
+    (CollectiveScenario, {"interconnect": 5}, "interconnect"),
+    (CollectiveScenario, {"interconnect": "n" * 101}, "interconnect"),
     (AllReduceScenario, {"collective": "gather"}, "collective"),
     (AllReduceScenario, {"size_bytes": 0.0}, "size_bytes"),
     (AllReduceScenario, {"n_ranks": 1_000_001}, "n_ranks"),
@@ -334,6 +342,9 @@ def collective(draw):
         message_bytes=draw(within(1e-300, v.MAX_BYTES)),
         root=draw(st.integers(0, n - 1)),
         step=draw(st.integers(0, 10**6)),
+        link_bw=draw(within(1.0, v.MAX_BANDWIDTH)),
+        alpha=draw(up_to(10.0)),
+        interconnect=draw(st.just("") | keys),
     )
 
 
@@ -510,6 +521,32 @@ def test_fake_v0_to_v1_upgrader(monkeypatch):
     assert scenario_from_dict(old) == CollectiveScenario(n_ranks=16, collective="all_gather")
     assert scenario_from_json(json.dumps(old)).n_ranks == 16
     assert old["ranks"] == 16  # the caller's dict is not modified
+
+
+def test_a_version_1_collective_opens_on_the_calculator_s_default_link():
+    # as version 1 wrote it: no link (the panel held one, and lost a typed one on saving)
+    text = ('{"collective": "broadcast", "kind": "collective", "message_bytes": 67108864, "n_ranks": 8, '
+            '"root": 2, "schedule": "ring", "schema_version": 1, "step": 5}')
+    s = scenario_from_json(text)
+    assert (s.collective, s.n_ranks, s.root, s.step, s.message_bytes) == ("broadcast", 8, 2, 5, 64 * 2**20)
+    calculator = AllReduceScenario()
+    assert (s.link_bw, s.alpha, s.interconnect) == (calculator.link_bw, calculator.alpha, "")
+    assert s == CollectiveScenario(collective="broadcast", n_ranks=8, root=2, step=5, message_bytes=64 * 2**20)
+    # and it saves as version 2, link and all
+    again = json.loads(s.with_changes(link_bw=450e9, alpha=3e-6).to_json())
+    assert again["schema_version"] == 2 and (again["link_bw"], again["alpha"]) == (450e9, 3e-6)
+    assert scenario_from_dict(again).link_bw == 450e9
+
+
+def test_the_collective_link_has_the_calculator_s_defaults_and_bounds():
+    default, calculator = CollectiveScenario(), AllReduceScenario()
+    assert (default.link_bw, default.alpha) == (calculator.link_bw, calculator.alpha)
+    assert default.interconnect == ""
+    s = CollectiveScenario(link_bw=1, alpha=10.0, interconnect=" nvlink-4 ")
+    assert (s.link_bw, s.alpha, s.interconnect) == (1.0, 10.0, "nvlink-4") and type(s.link_bw) is float
+    with pytest.raises(InputError, match="between 1 and 1e"):
+        CollectiveScenario(link_bw=1e-300)
+    assert describe_change(default, default.with_changes(alpha=2e-5)) == "Change latency per step to 20 µs"
 
 
 def test_no_upgrade_path(monkeypatch):
