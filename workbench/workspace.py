@@ -358,11 +358,17 @@ def _roofline(s: RooflineScenario, view: PlanView) -> RooflineScenario:
 
 
 def _collective(s: CollectiveScenario, view: PlanView) -> CollectiveScenario:
-    """The plan's GPU count, clamped to the animator's 2..64 ranks."""
-    n = max(collectives.MIN_RANKS, min(collectives.MAX_RANKS, view.plan.n_gpus))
-    if n == s.n_ranks:
-        return s
-    return s.with_changes(n_ranks=n, root=min(s.root, n - 1))
+    """The plan's GPU count, clamped to the animator's 2..64 ranks, and the link its steps are
+    costed on: the ring of the plan's data-parallel collectives, at the rate and latency the
+    plan's term uses (the All-reduce calculator's link, as :func:`_allreduce` sets it)."""
+    plan = view.plan
+    n = max(collectives.MIN_RANKS, min(collectives.MAX_RANKS, plan.n_gpus))
+    changes: dict[str, Any] = {"n_ranks": n, "root": min(s.root, n - 1)}
+    if view.prediction is not None:
+        bw, alpha = sync_link_rate(plan, view.prediction.links)
+        changes.update(link_bw=float(bw), alpha=float(alpha), interconnect=sync_link(plan))
+    changes = {k: val for k, val in changes.items() if getattr(s, k) != val}
+    return s.with_changes(**changes) if changes else s
 
 
 def _allreduce(s: AllReduceScenario, view: PlanView) -> AllReduceScenario:

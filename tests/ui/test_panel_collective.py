@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 
 import pytest
 from PySide6.QtCore import Qt
@@ -13,7 +14,7 @@ from ui.panels.collective_view import ArrowItem
 from workbench import units
 from workbench.collectives import Collective, expected_final_state
 from workbench.context import RunContext
-from workbench.scenarios import CollectiveScenario
+from workbench.scenarios import AllReduceScenario, CollectiveScenario
 
 
 @pytest.fixture
@@ -316,7 +317,7 @@ def test_step_times_add_up_to_the_calculator_time(qtbot, panel, calculator, coll
         type_into(qtbot, calculator.field(name), text)
     s = calculator.scenario()
     assert (s.collective, s.size_bytes, s.n_ranks, s.link_bw, s.alpha) == (collective, 2**30, 16, 450e9, 3e-6)
-    assert (panel.link().link_bw, panel.link().alpha) == (450e9, 3e-6)
+    assert (panel.scenario().link_bw, panel.scenario().alpha) == (450e9, 3e-6)
 
     times = panel.step_times()
     assert len(times) == len(panel.frames())
@@ -347,45 +348,66 @@ def test_the_time_strip_marks_the_step_and_sizes_segments_by_time(qtbot, panel):
     assert result(panel, "Longest step") == units.format_quantity(max(times), "s").split(" ")[0]
 
 
-def test_the_link_follows_the_plan_like_the_calculator_until_typed(qtbot, panel, calculator):
+def _link(panel) -> tuple[float, float]:
+    s = panel.scenario()
+    return s.link_bw, s.alpha
+
+
+def test_the_link_follows_the_plan_like_the_calculator(qtbot, panel, calculator):
     stack = panel.undo_stack()
-    assert panel.link().source == "default" and "defaults" in panel.link_note.text()
+    assert panel.link_source() == "default" and "defaults" in panel.link_note.text()
+    assert _link(panel) == (AllReduceScenario().link_bw, AllReduceScenario().alpha)
     context = RunContext(n_gpus=64, interconnect="nvlink-4")
     panel.apply_context(context)
     calculator.apply_context(context)
-    link = panel.link()
-    assert link.source == "plan"
-    assert (link.link_bw, link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
-    assert "run plan" in panel.link_note.text()
-    assert panel.link_field.value() == link.link_bw and stack.count() == 0
+    c = calculator.scenario()
+    # 64 GPUs on 8 nodes: the ring crosses the NICs, at the rate the calculator shows
+    assert _link(panel) == (c.link_bw, c.alpha) and panel.scenario().interconnect == c.interconnect == "nic-400g"
+    assert panel.link_source() == "plan" and "run plan" in panel.link_note.text()
+    assert panel.link_field.value() == c.link_bw and stack.count() == 0  # the plan's edit is the step
+    assert panel.step_times()[1].latency_s == c.alpha
 
+
+def test_a_typed_link_is_one_undo_step_and_undo_restores_it(qtbot, panel):
+    stack = panel.undo_stack()
     type_into(qtbot, panel.alpha_field, "20 us")
-    typed = panel.link()
-    assert typed.source == "typed" and typed.alpha == pytest.approx(20e-6, rel=1e-12)
+    assert panel.scenario().alpha == pytest.approx(20e-6, rel=1e-12)
     assert stack.undoText() == "Change latency per step to 20 µs"
-    assert panel.plan_link_button.isVisibleTo(panel)
-    assert panel.step_times()[1].latency_s == typed.alpha
-    other = RunContext(n_gpus=8)  # one node: the plan's ring is now NVLink's
-    panel.apply_context(other)
-    calculator.apply_context(other)
-    assert panel.link() == typed  # a typed link stays while the plan changes
-
-    qtbot.mouseClick(panel.plan_link_button, Qt.MouseButton.LeftButton)
-    link = panel.link()
-    assert link.source == "plan"
-    assert (link.link_bw, link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
-    assert stack.undoText() == "Use the run plan's link"
+    assert panel.link_source() == "own" and "own link" in panel.link_note.text()
+    assert panel.step_times()[1].latency_s == panel.scenario().alpha
+    type_into(qtbot, panel.link_field, "450 GB/s")
+    assert _link(panel) == pytest.approx((450e9, 20e-6))
     stack.undo()
-    assert panel.link() == typed
-    stack.undo()  # the typed latency: back on the plan's link, as the plan is now
-    assert panel.link() == link and not panel.plan_link_button.isVisibleTo(panel)
+    assert _link(panel) == pytest.approx((360e9, 20e-6))
+    assert panel.link_field.value() == 360e9
+    stack.undo()
+    assert _link(panel) == (360e9, 5e-6) and panel.link_source() == "default"
+    assert panel.alpha_field.value() == 5e-6 and panel.step_times()[1].latency_s == 5e-6
+    stack.redo()
+    assert panel.scenario().alpha == pytest.approx(20e-6, rel=1e-12)
+
+
+def test_typing_over_the_plan_s_preset_link_clears_it_in_the_same_step(qtbot, panel):
+    panel.set_scenario(CollectiveScenario(link_bw=48e9, alpha=6e-6, interconnect="nic-400g"))
+    import presets
+
+    assert panel.link_note.text() == f"This panel's own link, on {presets.interconnect_by_key('nic-400g').name}."
+    type_into(qtbot, panel.link_field, "40 GB/s")
+    s = panel.scenario()
+    assert (s.link_bw, s.interconnect) == (40e9, "")
+    assert panel.undo_stack().undoText() == "Change link bandwidth to 40 GB/s"
+    panel.undo_stack().undo()
+    assert panel.scenario().interconnect == "nic-400g" and panel.scenario().link_bw == 48e9
 
 
 def test_a_bad_link_is_refused_next_to_the_field(qtbot, panel):
-    before = panel.link()
+    before = panel.scenario()
     type_into(qtbot, panel.link_field, "0 GB/s")
-    assert panel.link() == before
+    assert panel.scenario() == before
     assert panel.link_field.message_text()
+    type_into(qtbot, panel.alpha_field, "1 min")  # past the calculator's 10 s bound
+    assert panel.scenario() == before
+    assert panel.alpha_field.message_text()
     assert panel.undo_stack().count() == 0
 
 
@@ -454,17 +476,28 @@ def test_sixty_four_ranks_are_colour_cells_with_a_legend_that_says_so(qtbot, pan
     assert "colours repeat every 8 chunks" in view.legend_texts()
 
 
-def test_a_link_too_slow_for_the_message_leaves_the_drawing_without_times(qtbot, panel, tmp_path):
-    before = panel.link()
-    type_into(qtbot, panel.link_field, "1e-300 B/s")  # 256 MiB at that rate: no float holds it
-    assert panel.link() == before and "overflow" in panel.status_text()
+def test_the_slowest_link_is_refused_below_its_bound_and_costed_at_it(qtbot, panel):
+    before = panel.scenario()
+    type_into(qtbot, panel.link_field, "1e-300 B/s")  # 256 MiB at that rate: no float holds the time
+    assert panel.scenario() == before and "between 1 and" in panel.link_field.message_text()
     assert panel.undo_stack().count() == 0
-    # a message grown past what a (barely possible) typed link can carry: drawn, no time
-    type_into(qtbot, panel.size_field, "1 MiB")
-    type_into(qtbot, panel.link_field, "1e-295 B/s")
-    assert panel.link().link_bw == pytest.approx(1e-295)
+    # the slowest link allowed, under the largest message: still a finite time for every step
+    type_into(qtbot, panel.link_field, "1 B/s")
     type_into(qtbot, panel.size_field, "1e18 B")
-    assert panel.scenario().message_bytes == 1e18
+    assert (panel.scenario().link_bw, panel.scenario().message_bytes) == (1.0, 1e18)
+    times = panel.step_times()
+    assert len(times) == len(panel.frames()) and all(math.isfinite(t.seconds) for t in times)
+    assert result(panel, "Time, whole collective (ring model)") != "–"
+
+
+def test_steps_that_cannot_be_costed_leave_the_drawing_without_times(qtbot, panel, tmp_path, monkeypatch):
+    from workbench import collectives
+
+    def overflow(*_args, **_kwargs):
+        raise ValueError("link_bw: the time overflows")
+
+    monkeypatch.setattr(collectives, "step_times", overflow)
+    type_into(qtbot, panel.size_field, "1 MiB")
     assert panel.step_times() == [] and "No step times" in panel.status_text()
     assert result(panel, "Time, whole collective (ring model)") == "–"
     assert panel.view.time_strip() is None and panel.view.frame() is panel.current_frame()
@@ -493,21 +526,122 @@ def window(qtbot, tmp_path, monkeypatch):
     return w
 
 
-def test_in_the_window_the_link_is_the_plan_s_and_the_banner_leads_back(qtbot, window):
+def set_gpus(qtbot, window, text: str) -> None:
+    edit = window.context_toolbar.gpu_field.edit
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def test_in_the_window_the_plan_s_link_is_followed_until_one_is_typed(qtbot, window):
     window.raise_panel("collective")
     panel, calculator = window.panels["collective"], window.panels["allreduce"]
     qtbot.waitUntil(panel.on_screen)
-    plan_link = panel.link()
-    assert plan_link.source == "plan"
-    assert (plan_link.link_bw, plan_link.alpha) == (calculator.scenario().link_bw, calculator.scenario().alpha)
+    stack = window.undo_stack
+    c = calculator.scenario()
+    assert _link(panel) == (c.link_bw, c.alpha) and panel.link_source() == "plan"
+    assert "run plan" in panel.link_note.text()
+    node_link = _link(panel)
+
+    set_gpus(qtbot, window, "64")  # eight nodes: the ring now crosses the NICs
+    c = calculator.scenario()
+    assert panel.scenario().n_ranks == 64 and _link(panel) == (c.link_bw, c.alpha) != node_link
+    assert panel.scenario().interconnect == c.interconnect == "nic-400g"
+    assert not panel.override_context() and not panel.plan_banner.isVisible()
+    plan_link = _link(panel)
+
+    type_into(qtbot, panel.alpha_field, "20 us")  # the user's own link: Local override, one step
+    assert panel.override_context() and panel.link_source() == "own"
+    assert panel.scenario().alpha == pytest.approx(20e-6, rel=1e-12) and panel.scenario().interconnect == ""
+    assert stack.undoText() == "Local override"
+    qtbot.waitUntil(lambda: panel.plan_banner.isVisible())
+    assert "The run plan's ring: " in panel.link_note.text()
+    typed = panel.scenario()
+
+    set_gpus(qtbot, window, "8")  # the plan changes: the typed link stays
+    assert panel.scenario() == typed and calculator.scenario().link_bw == pytest.approx(node_link[0])
+
+    stack.undo()  # the plan back on 64 GPUs
+    stack.undo()  # the typed latency and its override: the plan's link again
+    assert not panel.override_context() and _link(panel) == plan_link and panel.link_source() == "plan"
+    assert panel.alpha_field.value() == plan_link[1]
+    stack.redo()
+    assert panel.override_context() and panel.scenario() == typed
+
+
+def test_in_the_window_the_banner_leads_back_to_the_plan_s_link(qtbot, window):
+    window.raise_panel("collective")
+    panel, calculator = window.panels["collective"], window.panels["allreduce"]
+    qtbot.waitUntil(panel.on_screen)
+    plan_link = _link(panel)
+    assert plan_link == (calculator.scenario().link_bw, calculator.scenario().alpha)
 
     type_into(qtbot, panel.alpha_field, "20 us")
-    assert panel.link().source == "typed"
+    assert panel.link_source() == "own"
     qtbot.waitUntil(lambda: panel.plan_banner.isVisible())
     qtbot.mouseClick(panel.follow_button, Qt.MouseButton.LeftButton)
-    assert panel.link() == plan_link and not panel.plan_banner.isVisible()
+    assert _link(panel) == plan_link and not panel.plan_banner.isVisible()
     window.undo_stack.undo()  # "Follow the run plan" is one step
-    assert panel.link().source == "typed" and panel.plan_banner.isVisible()
+    assert panel.link_source() == "own" and panel.plan_banner.isVisible()
+    assert panel.scenario().alpha == pytest.approx(20e-6, rel=1e-12)
+
+
+def test_a_typed_link_survives_saving_and_reopening_the_project(qtbot, window, tmp_path):
+    from storage import Project
+    from ui.main_window import MainWindow
+
+    window.raise_panel("collective")
+    panel = window.panels["collective"]
+    qtbot.waitUntil(panel.on_screen)
+    type_into(qtbot, panel.link_field, "123 GB/s")
+    type_into(qtbot, panel.alpha_field, "7 us")
+    typed = panel.scenario()
+    assert (typed.link_bw, typed.alpha) == pytest.approx((123e9, 7e-6)) and panel.override_context()
+    # saved as a named scenario too
+    window.project.save_scenario("my link", typed)
+    assert window.save()
+    path = window.project.path
+    window.close()
+
+    with Project.open(path) as project:  # the stored scenario, read back by storage
+        record = next(r for r in project.list_scenarios("collective") if r.name == "my link")
+        assert project.load_scenario(record.id) == typed
+    again = MainWindow(Project.open(path))
+    qtbot.addWidget(again)
+    again.show()
+    again.raise_panel("collective")
+    reopened = again.panels["collective"]
+    qtbot.waitUntil(reopened.on_screen)
+    assert reopened.scenario() == typed and reopened.override_context()
+    assert reopened.link_field.value() == typed.link_bw and reopened.alpha_field.value() == typed.alpha
+    assert reopened.step_times()[1].latency_s == typed.alpha
+    assert reopened.link_source() == "own" and reopened.plan_banner.isVisible()
+
+
+def test_a_version_1_collective_scenario_opens_on_the_default_link(qtbot, window, tmp_path):
+    import json
+
+    from storage.project import SCENARIO_FILE_FORMAT
+
+    # a scenario file exported by a version whose collective scenarios held no link
+    v1 = {"kind": "collective", "schema_version": 1, "collective": "reduce_scatter", "n_ranks": 8,
+          "schedule": "ring", "message_bytes": 1073741824, "root": 0, "step": 3}
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": SCENARIO_FILE_FORMAT, "format_version": 1, "app_version": "0.1.0",
+                               "name": "from version 1", "notes": "", "scenario": v1}))
+    scenario_id = window.project.import_scenario(old, "from version 1")
+    assert window.open_saved_scenario(scenario_id)
+    panel = window.panels["collective"]
+    qtbot.waitUntil(panel.on_screen)
+    s = panel.scenario()
+    assert (s.collective, s.n_ranks, s.step) == ("reduce_scatter", 8, 3)
+    assert _link(panel) == (AllReduceScenario().link_bw, AllReduceScenario().alpha) and s.interconnect == ""
+    assert panel.override_context() and panel.link_field.value() == 360e9
+    assert panel.step_times()[1].latency_s == 5e-6
+    qtbot.mouseClick(panel.follow_button, Qt.MouseButton.LeftButton)
+    calculator = window.panels["allreduce"].scenario()
+    assert _link(panel) == (calculator.link_bw, calculator.alpha) and panel.link_source() == "plan"
 
 
 def test_a_panel_behind_another_tab_exports_the_plan_it_has_not_drawn_yet(qtbot, window, tmp_path):

@@ -9,10 +9,13 @@ factor (:func:`workbench.comms.bus_factor`) and what every rank holds at the end
 Every step is costed with the alpha-beta model (:func:`workbench.collectives.step_times`):
 the view shows the step's time and the time so far, and the steps add up to the All-reduce
 calculator's time for the same collective, size, ranks, link bandwidth and latency. The
-link follows the run plan (the ring its data-parallel collectives run on, as the calculator
-does) until one is typed; the calculator's defaults stand in without a plan.
+link is the scenario's (``link_bw``, ``alpha``, ``interconnect``), so it is saved with it.
+In the window it follows the run plan (the ring its data-parallel collectives run on, as the
+calculator's does, see ``workbench.workspace``); typing a link or a rank count makes the
+panel keep its own inputs (Local override) until the banner's "Follow the plan". The
+calculator's defaults stand in without a plan.
 
-Editing the collective, rank count, schedule, message size or root is an undoable edit.
+Editing the collective, rank count, schedule, message size, root or link is an undoable edit.
 Stepping is navigation, not an edit: the step lives in the scenario (so a saved scenario
 reopens on the same step) but changing it never pushes an undo command (see ``_set_step``).
 
@@ -22,17 +25,17 @@ The animation exports as an animated GIF or APNG or as numbered PNGs (Export men
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QPalette, QUndoCommand
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QSizePolicy,
     QSlider,
     QSpinBox,
@@ -40,16 +43,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import presets
 from ui import animation_export
 from ui import theme as th
 from ui.animation_export import AnimationOptions
 from ui.export import Caption, default_assumptions, quantity_header
 from ui.panel import PanelBase, ResultRow
 from ui.panels.collective_view import CollectiveView
-from ui.widgets.quantity_edit import QuantityField
 from workbench import collectives, comms, units
 from workbench.collectives import Collective, Frame, StepTime, parse_collective
-from workbench.scenarios import AllReduceScenario, CollectiveScenario
+from workbench.scenarios import CollectiveScenario, describe_change
 
 #: Playback speeds: (label, milliseconds per step).
 SPEEDS: tuple[tuple[str, int], ...] = (
@@ -116,36 +119,15 @@ def _bytes(value: float) -> str:
     return units.format_quantity(value, "B", binary=True)
 
 
-@dataclass(frozen=True)
-class LinkInputs:
-    """The link the steps are costed on: ``link_bw`` bytes/s per direction, ``alpha`` seconds
-    per step, and where they come from: "default" (the All-reduce calculator's defaults),
-    "plan" (the run plan's data-parallel ring, ``name`` its interconnect) or "typed"."""
-
-    link_bw: float
-    alpha: float
-    source: str = "default"
-    name: str = ""
-
-
-#: Without a plan the animator costs its steps as a new All-reduce calculator does.
-DEFAULT_LINK = LinkInputs(AllReduceScenario.link_bw, AllReduceScenario.alpha)
-
-
-class LinkEdit(QUndoCommand):
-    """A change of the link the steps are costed on, as one undo step."""
-
-    def __init__(self, panel: CollectivePanel, new: LinkInputs, text: str):
-        super().__init__(text)
-        self._panel = panel
-        self._old = panel.link()
-        self._new = new
-
-    def redo(self) -> None:
-        self._panel._apply_link(self._new)
-
-    def undo(self) -> None:
-        self._panel._apply_link(self._old)
+def _interconnect_name(key: str) -> str:
+    """The name of interconnect preset ``key`` ("NVLink 4"); the key itself for one that is
+    not built in (a user's own), "" for none."""
+    if not key:
+        return ""
+    try:
+        return presets.interconnect_by_key(key).name
+    except KeyError:
+        return key
 
 
 def _describe_rank(row, r: int, n: int, symbolic: bool) -> str:
@@ -244,8 +226,6 @@ class CollectivePanel(PanelBase):
         self._key: tuple | None = None
         self._times: list[StepTime] = []
         self._times_key: tuple | None = None
-        self._link = DEFAULT_LINK
-        self._plan_link: LinkInputs | None = None  # the plan's, while there is a plan
         super().__init__(
             scenario if scenario is not None else CollectiveScenario(),
             parent,
@@ -299,34 +279,23 @@ class CollectivePanel(PanelBase):
         self.refresh()
 
     def _build_link_form(self) -> None:
-        """Link bandwidth and latency: not scenario fields (yet), so bound here by hand."""
+        """Link bandwidth and latency, bound to the scenario, and where they come from."""
         self.add_section("Cost (alpha-beta model)")
-        self.link_field = QuantityField(
-            "B/s", self.form_widget, label="Link bandwidth", minimum=0, min_inclusive=False,
+        self.link_field = self.add_quantity_field(
+            "link_bw", unit="B/s", minimum=0, min_inclusive=False,
             description="Bandwidth B of one link in one direction, bytes/s (GB = 1e9 B)",
         )
-        self.link_field.setObjectName("field.link_bw")
-        self.alpha_field = QuantityField(
-            "s", self.form_widget, label="Latency per step", minimum=0,
+        self.alpha_field = self.add_quantity_field(
+            "alpha", unit="s", minimum=0,
             description="Latency α of one algorithm step (a few µs on NVLink, 5-20 µs across nodes)",
         )
-        self.alpha_field.setObjectName("field.alpha")
-        self.form.addRow("Link bandwidth", self.link_field)
-        self.form.addRow("Latency per step", self.alpha_field)
-        self.link_field.valueEdited.connect(lambda value: self.set_link(link_bw=value))
-        self.alpha_field.valueEdited.connect(lambda value: self.set_link(alpha=value))
         self.link_note = QLabel(self.form_widget)
         self.link_note.setObjectName("linkNote")
         self.link_note.setWordWrap(True)
         self.link_note.setTextFormat(Qt.TextFormat.PlainText)
         self.link_note.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # muted, in every theme
         self.form.addRow(self.link_note)
-        self.plan_link_button = QPushButton("Use the plan's link", self.form_widget)
-        self.plan_link_button.setObjectName("planLinkButton")
-        self.plan_link_button.setToolTip("Cost the steps on the run plan's link again")
-        self.plan_link_button.clicked.connect(self.use_plan_link)
-        self.form.addRow(self.plan_link_button)
-        self._show_link()
+        self._show_link_note()
 
     def _build_transport(self) -> QWidget:
         bar = QWidget()
@@ -412,11 +381,10 @@ class CollectivePanel(PanelBase):
         sc = self._scenario
         return collectives.chunk_size(sc.message_bytes, sc.n_ranks)
 
-    def _times_for(self, link: LinkInputs) -> list[StepTime]:
-        sc = self._scenario
+    def _times_for(self, sc: CollectiveScenario) -> list[StepTime]:
         return collectives.step_times(
-            self.collective(), sc.n_ranks, sc.schedule, sc.message_bytes, link.link_bw, link.alpha,
-            root=sc.root,
+            parse_collective(sc.collective), sc.n_ranks, sc.schedule, sc.message_bytes, sc.link_bw,
+            sc.alpha, root=sc.root,
         )
 
     def step_times(self) -> list[StepTime]:
@@ -429,115 +397,84 @@ class CollectivePanel(PanelBase):
         return collectives.total_time(self.step_times())
 
     # -- the link the steps are costed on -------------------------------------------------------
-    def link(self) -> LinkInputs:
-        return self._link
-
-    def set_link(self, *, link_bw: float | None = None, alpha: float | None = None) -> bool:
-        """Cost the steps on a typed link bandwidth and/or latency (one undo step)."""
-        new = replace(
-            self._link,
-            link_bw=self._link.link_bw if link_bw is None else float(link_bw),
-            alpha=self._link.alpha if alpha is None else float(alpha),
-            source="typed",
-            name="",
-        )
-        try:  # the model's own checks, so a bad value is refused with its message
-            self._times_for(new)
-        except ValueError as exc:
-            self.show_status(str(exc))
-            self._show_link()
-            return False
-        if (new.link_bw, new.alpha) == (self._link.link_bw, self._link.alpha):
-            return False
-        what = "link bandwidth" if link_bw is not None and alpha is None else (
-            "latency per step" if link_bw is None else "link")
-        value = (units.format_quantity(new.link_bw, "B/s") if what == "link bandwidth"
-                 else units.format_quantity(new.alpha, "s") if what == "latency per step" else "")
-        self._stack.push(LinkEdit(self, new, f"Change {what}" + (f" to {value}" if value else "")))
-        return True
-
-    def use_plan_link(self) -> bool:
-        """Cost the steps on the run plan's link again (one undo step)."""
-        if self._plan_link is None or self._link == self._plan_link:
-            return False
-        self._stack.push(LinkEdit(self, self._plan_link, "Use the run plan's link"))
-        return True
-
-    def _apply_link(self, link: LinkInputs) -> None:
-        if link.source == "plan" and self._plan_link is not None:
-            link = self._plan_link  # "the plan's link" is the plan's as it is now
-        self._link = link
-        self._show_link()
-        self.refresh()
-        self._update_plan_banner()
-
-    def _show_link(self) -> None:
-        link = self._link
-        self.link_field.setValue(link.link_bw)
-        self.alpha_field.setValue(link.alpha)
-        if link.source == "plan":
-            where = f", on {link.name}" if link.name else ""
-            text = f"From the run plan: the ring of its data-parallel collectives{where}."
-        elif link.source == "typed":
-            text = "Typed here." + (" The run plan's link differs." if self._plan_link is not None
-                                   and self._plan_link != link else "")
-        else:
-            text = "The All-reduce calculator's defaults (no run plan)."
-        self.link_note.setText(text)
-        self.plan_link_button.setVisible(link.source == "typed" and self._plan_link is not None)
-
-    def follow_plan(self, view) -> bool:
-        followed = super().follow_plan(view)
-        self._plan_link = self._link_of(view)
-        if followed and self._plan_link is not None and self._link.source != "typed":
-            if self._plan_link != self._link:
-                self._apply_link(self._plan_link)  # no undo step: the plan's edit is the step
-        self._show_link()
-        return followed
-
-    @staticmethod
-    def _link_of(view) -> LinkInputs | None:
-        """The link of the plan's data-parallel ring (what the All-reduce calculator follows)."""
+    def plan_link(self) -> tuple[float, float, str] | None:
+        """(bytes/s, alpha, name) of the run plan's data-parallel ring, the link the scenario
+        follows (None without a predictable plan)."""
+        view = self._view
+        if view is None or view.prediction is None:
+            return None
         from workbench.plan import sync_link_rate
         from workbench.workspace import dp_spans_nodes
 
-        if view is None or view.prediction is None:
-            return None
         links = view.prediction.links
         bw, alpha = sync_link_rate(view.plan, links)
-        name = links.inter_name if dp_spans_nodes(view.plan) else links.intra_name
-        return LinkInputs(float(bw), float(alpha), "plan", name)
+        return float(bw), float(alpha), links.inter_name if dp_spans_nodes(view.plan) else links.intra_name
 
-    def differs_from_plan(self) -> bool:
-        typed = (self._link.source == "typed" and self._plan_link is not None
-                 and self._plan_link != self._link and self.context_sink is not None)
-        return super().differs_from_plan() or typed
+    def link_source(self) -> str:
+        """Where the scenario's link comes from: "plan" (the run plan's ring, followed),
+        "default" (the All-reduce calculator's defaults, with no plan to follow) or "own"
+        (typed, or kept from a scenario opened or restored with Local override)."""
+        plan = self.plan_link()
+        if plan is not None:
+            return "plan" if self._has_link(plan) and not self._override_context else "own"
+        default = CollectiveScenario()
+        sc = self._scenario
+        if (sc.link_bw, sc.alpha, sc.interconnect) == (default.link_bw, default.alpha, default.interconnect):
+            return "default"
+        return "own"
 
-    def return_to_plan(self) -> None:
-        if self._link.source != "typed" or self._plan_link is None:
-            super().return_to_plan()
+    def _has_link(self, link: tuple[float, float, str]) -> bool:
+        sc = self._scenario
+        return (math.isclose(sc.link_bw, link[0], rel_tol=1e-9)
+                and math.isclose(sc.alpha, link[1], rel_tol=1e-9, abs_tol=1e-15))
+
+    def _show_link_note(self) -> None:
+        if not hasattr(self, "link_note") or self._scenario is None:
             return
-        self._stack.beginMacro("Follow the run plan")
-        try:
-            self.use_plan_link()
-            super().return_to_plan()
-        finally:
-            self._stack.endMacro()
+        source = self.link_source()
+        plan = self.plan_link()
+        if source == "plan":
+            where = f", on {plan[2]}" if plan[2] else ""
+            text = f"From the run plan: the ring of its data-parallel collectives{where}."
+        elif source == "default":
+            text = "The All-reduce calculator's defaults (no run plan)."
+        elif plan is not None and self._has_link(plan):
+            text = "The run plan's link, kept while this panel keeps its own inputs (Local override)."
+        else:
+            preset = _interconnect_name(self._scenario.interconnect)
+            text = f"This panel's own link, on {preset}." if preset else "This panel's own link."
+            if plan is not None:
+                text += (f" The run plan's ring: {units.format_quantity(plan[0], 'B/s')}, "
+                         f"α {units.format_quantity(plan[1], 's')}.")
+        self.link_note.setText(text)
+
+    def _update_plan_banner(self) -> None:
+        super()._update_plan_banner()
+        self._show_link_note()  # the plan, the override and the link all change what it says
 
     # -- editing --------------------------------------------------------------------------------
-    def _field_edited(self, name, value) -> None:
-        if self._syncing:
-            return
-        if name == "n_ranks":
-            n = int(value)
-            if self._scenario.root >= n:
-                # the root must stay a rank: clamp it in the same undo step
-                self.edit(_text=f"Change ranks to {n} (root rank {n - 1})", n_ranks=n, root=n - 1)
-                return
-        super()._field_edited(name, value)
+    def edit(self, *, _text: str | None = None, _merge: bool = True, **changes) -> bool:
+        """The base edit, with what goes along in the same undo step: a rank count at or
+        below the root clamps the root, and a typed link bandwidth or latency is no longer
+        the preset's (``interconnect`` cleared)."""
+        sc = self._scenario
+        if sc is not None:
+            n = changes.get("n_ranks")
+            if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= sc.root and "root" not in changes:
+                changes["root"] = n - 1
+                _text = _text or f"Change ranks to {n} (root rank {n - 1})"
+            if {"link_bw", "alpha"} & changes.keys() and "interconnect" not in changes and sc.interconnect:
+                if _text is None and len(changes) == 1:
+                    try:  # the label of the one field typed, not of the preset cleared with it
+                        _text = describe_change(sc, sc.with_changes(**changes))
+                    except ValueError:
+                        pass  # refused below, next to the field
+                changes["interconnect"] = ""
+        return super().edit(_text=_text, _merge=_merge, **changes)
 
-    #: the animator's rank count follows the plan's GPUs (clamped); typing one explores locally
-    PLAN_DERIVED_FIELDS = frozenset({"n_ranks"})
+    #: the plan sets these (its GPUs, clamped, and its data-parallel ring); typing one makes
+    #: the panel keep its own inputs (Local override)
+    PLAN_DERIVED_FIELDS = frozenset({"n_ranks", "link_bw", "alpha"})
 
     # -- navigation (not undoable) ------------------------------------------------------------
     def _set_step(self, step: int) -> None:
@@ -649,11 +586,11 @@ class CollectivePanel(PanelBase):
                 w.setRange(0, last)
                 w.blockSignals(False)
             self.step_total.setText(f"of {last}")
-        times_key = (key, self._link.link_bw, self._link.alpha)
+        times_key = (key, sc.link_bw, sc.alpha)
         if times_key != self._times_key:
             self._times_key = times_key
             try:
-                self._times = self._times_for(self._link)
+                self._times = self._times_for(sc)
             except ValueError as exc:  # an overflow: the drawing stays, without times
                 self._times = []
                 self.show_status(f"No step times: {exc}")
@@ -696,9 +633,8 @@ class CollectivePanel(PanelBase):
         text = f"{c.label} · {schedule} schedule · {sc.n_ranks} ranks · message {_bytes(sc.message_bytes)}"
         if c.has_root:
             text += f" · root rank {sc.root}"
-        link = self._link
-        return text + (f" · link {units.format_quantity(link.link_bw, 'B/s')}, "
-                       f"α {units.format_quantity(link.alpha, 's')}")
+        return text + (f" · link {units.format_quantity(sc.link_bw, 'B/s')}, "
+                       f"α {units.format_quantity(sc.alpha, 's')}")
 
     def _fill_results(self) -> None:
         sc = self._scenario
@@ -790,7 +726,6 @@ class CollectivePanel(PanelBase):
         """Short rich text: what the current collective does and how the ring runs it."""
         c = self.collective()
         sc = self._scenario
-        link = self._link
         n = sc.n_ranks
         steps = len(self._frames) - 1
         if sc.schedule == "conceptual" or c in (Collective.SCATTER, Collective.ALL_TO_ALL):
@@ -805,8 +740,8 @@ class CollectivePanel(PanelBase):
             f"{_bytes(self._chunk_bytes())}; the {sc.schedule} schedule takes {steps} "
             f"step{'s' if steps != 1 else ''}. Bus factor {float(comms.bus_factor(c, n)):.4g} "
             "(nccl-tests' busbw = algbw &times; factor).</p>",
-            f"<p><b>Time</b> (alpha-beta model, link B = {units.format_quantity(link.link_bw, 'B/s')}, "
-            f"latency α = {units.format_quantity(link.alpha, 's')} per step): {_TIMES[c_time]} "
+            f"<p><b>Time</b> (alpha-beta model, link B = {units.format_quantity(sc.link_bw, 'B/s')}, "
+            f"latency α = {units.format_quantity(sc.alpha, 's')} per step): {_TIMES[c_time]} "
             f"The steps add up to {units.format_quantity(self.total_time(), 's')}, the All-reduce "
             "calculator's ring time for the same collective, size, ranks and link. The strip under the "
             "title shows every step as long as its time.</p>",
@@ -876,14 +811,9 @@ class CollectivePanel(PanelBase):
         """A slide caption: what is animated as the title; the message, ranks, link and the
         model's time as the assumptions."""
         sc = self._scenario
-        link = self._link
         steps = len(self._frames) - 1
         title = f"{self.collective().label} on {sc.n_ranks} ranks, {sc.schedule} schedule"
-        parts = [
-            default_assumptions(sc),
-            f"{units.format_quantity(link.link_bw, 'B/s')} per link",
-            f"α {units.format_quantity(link.alpha, 's')}",
-        ]
+        parts = [default_assumptions(sc)]  # the message, ranks and the scenario's link
         if self._times:
             parts.append(f"{units.format_quantity(self.total_time(), 's')} in {steps} "
                          f"step{'s' if steps != 1 else ''} (alpha-beta model)")
