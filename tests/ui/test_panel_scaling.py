@@ -8,6 +8,7 @@ import math
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
 from ui.catalog import HardwareCatalog
 from ui.panels.scaling import ScalingPanel
@@ -41,6 +42,21 @@ def _enter(qtbot, field, text):
     edit.selectAll()
     qtbot.keyClicks(edit, text)
     qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def _type_cell(qtbot, table, row, column, text):
+    """Double-click a cell of the measured table, type over it and press Enter."""
+    rect = table.visualItemRect(table.item(row, column))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    editors = [e for e in table.findChildren(QLineEdit) if e.isVisible()]  # closed ones await deletion
+    assert len(editors) == 1
+    editor = editors[0]
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    # Qt commits an editor's Return through the event loop (a queued call): wait for it
+    qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState, timeout=2000)
 
 
 def _row(panel, starts):
@@ -174,26 +190,24 @@ def test_weak_mode_draws_gustafson(qtbot, panel):
 
 
 def test_measured_points_fit_and_karp_flatt(qtbot, panel):
-    field = panel.field("measured")
+    table = panel.field("measured")
     assert _row(panel, "Karp-Flatt")[1] == "–"
-    field.edit.setFocus()
-    qtbot.keyClicks(field.edit, "8: 85,144; 64: 600k; 256: 1.6M")
-    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
+    for gpus, rate in (("8", "85,144"), ("64", "600k"), ("256", "1.6M")):
+        _type_cell(qtbot, table, table.rowCount() - 1, 0, gpus)
+        _type_cell(qtbot, table, table.rowCount() - 1, 1, rate)
     assert [g for g, _ in panel.scenario().measured] == [8, 64, 256]
     series = {s.name: s for s in panel.chart.series()}
     assert "Measured" in series and any(n.startswith("Amdahl fit") for n in series)
     assert series["Measured"].style == Qt.PenStyle.NoPen  # markers only
     quantity, value, unit = _row(panel, "Karp-Flatt")
-    assert quantity == "Karp-Flatt at 256 GPUs" and value != "–" and unit == "%"
+    assert quantity == "Karp-Flatt at 256 GPUs (vs 8)" and value != "–" and unit == "%"
     assert panel.chart.legend_visible()
-    # a bad entry keeps the points and says what to fix
-    field.edit.selectAll()
-    qtbot.keyClicks(field.edit, "8: 85k; sixteen: 1")
-    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
-    assert "pair 2" in field.message_text().lower()
-    assert len(panel.scenario().measured) == 3
+    # a bad entry keeps the row and says what to fix
+    _type_cell(qtbot, table, 1, 0, "sixteen")
+    assert "row 2" in panel.measured_message_text().lower()
+    assert len(panel.scenario().measured) == 3 and table.item(1, 0).text() == "64"
     panel.undo_stack().undo()
-    assert panel.scenario().measured == () and field.edit.text() == ""
+    assert [g for g, _ in panel.scenario().measured] == [8, 64]
 
 
 def test_comparison_overlays_dashed_named_curves(qtbot, panel):
@@ -249,10 +263,10 @@ def test_screenshot(qtbot, panel):
     _type_mpt_7b(qtbot, panel)
     _enter(qtbot, panel.field("comm_time_s"), "20 ms")
     _enter(qtbot, panel.field("overlap"), "50%")
-    field = panel.field("measured")
-    field.edit.setFocus()
-    qtbot.keyClicks(field.edit, "8: 85,144; 64: 640k; 256: 2.2M")
-    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
+    table = panel.field("measured")
+    for gpus, rate in (("8", "85,144"), ("64", "640k"), ("256", "2.2M")):
+        _type_cell(qtbot, table, table.rowCount() - 1, 0, gpus)
+        _type_cell(qtbot, table, table.rowCount() - 1, 1, rate)
     panel.set_comparison([("Llama baseline", ScalingScenario(serial_fraction=0.005))])
     image = panel.grab().toImage()
     image.save("/tmp/panel_scaling.png")
