@@ -44,6 +44,7 @@ __all__ = [
     "HOURS_PER_DAY",
     "ZeusCurve",
     "zeus_curve",
+    "zeus_run_cost",
     "PartialCap",
     "partial_cap",
     "CapCommand",
@@ -122,6 +123,21 @@ def zeus_curve(sweep: pw.CappedPerformance, tdp_w: float, train_tokens: float, n
         cost_j=tokens * per_token_cost, best=best,
     )
 
+
+
+@v.public
+def zeus_run_cost(performance: pw.CappedPerformance, tdp_w: float, train_tokens: float, n_gpus: int,
+                  eta: float = pw.ZEUS_ETA) -> float:
+    """Zeus's cost (J) of the whole run at one operating point (a scalar
+    :func:`workbench.power.capped_performance`), as :func:`zeus_curve` counts it at each cap."""
+    v.instance("performance", performance, pw.CappedPerformance, "a CappedPerformance")
+    tdp = v.bounded("tdp_w", tdp_w, v.MIN_GPU_POWER_W, v.MAX_GPU_POWER_W, "W")
+    tokens = v.bounded("train_tokens", train_tokens, 0.0, v.MAX_TOKENS, "tokens", low_open=True)
+    gpus = v.gpu_count("n_gpus", n_gpus)
+    rate = v.positive("performance.tokens_per_s", float(np.asarray(performance.tokens_per_s)))
+    per_token = v.non_negative("performance.joules_per_token", float(np.asarray(performance.joules_per_token)))
+    energy = tokens * per_token
+    return float(pw.zeus_cost(energy, tokens / (gpus * rate), gpus * tdp, v.fraction("eta", eta)))
 
 # -- capping part of a job ----------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -213,9 +229,9 @@ class CapCommand:
         return "\n".join((*self.lines, *(f"# {line}" for line in self.note.split("\n"))))
 
 
-CAP_NOTE = ("Needs root. A power limit lasts until the GPU resets or the node reboots: have "
-            "provisioning (a boot-time unit) or DCGM apply it again.\n"
-            "The limit must lie within the range 'nvidia-smi -q -d POWER' shows.")
+CAP_NOTE = ("Needs root; the limit must lie within the range 'nvidia-smi -q -d POWER' shows.\n"
+            "A power limit lasts until the GPU resets or the node reboots:\n"
+            "have provisioning (a boot-time unit) or DCGM apply it again.")
 
 
 def _watts(value: float) -> str:

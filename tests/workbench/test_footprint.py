@@ -275,3 +275,11 @@ def test_a_bad_footprint_file_names_the_entry_and_field(tmp_path):
     bad.write_text('[network.y]\nname = "Y"\nwatts = 9\nports = 1\n')
     with pytest.raises(PresetError, match="field 'source'"):
         load_network_figures(bad)
+
+
+def test_the_run_cost_at_the_current_cap_is_the_curves_at_that_cap():
+    sweep = power.power_cap_sweep(700.0, 3000.0)
+    curve = footprint.zeus_curve(sweep, 700.0, 1e12, 64, 0.3)
+    k = 5
+    at = power.capped_performance(float(sweep.cap_w[k]), 700.0, 3000.0)
+    assert footprint.zeus_run_cost(at, 700.0, 1e12, 64, 0.3) == pytest.approx(curve.cost_j[k])

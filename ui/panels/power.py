@@ -15,22 +15,34 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
+    QPlainTextEdit,
+    QPushButton,
     QSlider,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 import presets
+from presets.loader import load_embodied_figures, load_network_figures
 from ui import plain
 from ui import theme as th
 from ui.charts import Chart
 from ui.panel import PanelBase, ResultRow
+from ui.panels.power_bars import INK, Bar
+from ui.panels.power_fields import ALL_GPUS, NOT_SET, OptionalField
+from ui.panels.power_footprint import FootprintView
+from ui.panels.power_tradeoff import TradeoffView
+from ui.panels.power_where import RegionRow, WhereView, best_start_summary
 from ui.widgets.cap_field import CapField
-from workbench import carbon, power, units
+from ui.widgets.quantity_edit import QuantityField
+from workbench import carbon, footprint, power, units
 from workbench import mfu as mfu_model
 from workbench._validate import InputError
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
@@ -50,6 +62,24 @@ CAP_HEADER = "power cap (W)"
 TPJ_HEADER = "tokens per joule (tokens/J)"
 RATE_HEADER = "throughput (tokens/s)"
 POWER_HEADER = "average GPU power (W)"
+
+#: The chart tabs, in order.
+TABS = ("Power cap", "Energy and time", "Where and when", "Footprint")
+POWER_TAB, TRADEOFF_TAB, WHERE_TAB, FOOTPRINT_TAB = range(4)
+#: Embodied figure choices besides the sourced presets.
+EMBODIED_NONE = "none"
+#: Labels and undo texts of the footprint fields (the form's own words).
+FOOTPRINT_LABELS = {
+    "capped_gpus": "Capped GPUs",
+    "zeus_eta": "energy weight η",
+    "idle_s": "Idle time",
+    "idle_power_w_per_gpu": "Idle power per GPU",
+    "network_w_per_gpu": "Network per GPU",
+    "embodied_gpu_g": "Per GPU",
+    "embodied_server_g": "Per server",
+    "embodied_gpus_per_server": "GPUs per server",
+    "embodied_use_fraction": "Share in use",
+}
 
 
 # -- formatting at the edge (units only, no model) -----------------------------------------------
@@ -91,6 +121,14 @@ class PowerPanel(PanelBase):
         self._best: power.CappedPerformance | None = None
         self._slider_caps = np.array([])
         self._view_message = ""
+        self._embodied = load_embodied_figures()
+        self._network = load_network_figures()
+        self._footprint: footprint.Footprint | None = None
+        self._partial: footprint.PartialCap | None = None
+        self._zeus: footprint.ZeusCurve | None = None
+        self._best_start: footprint.BestStart | None = None
+        self._regions: tuple[footprint.RegionEmission, ...] = ()
+        self._command: footprint.CapCommand | None = None
         super().__init__(scenario if scenario is not None else PowerScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self._build_charts()
@@ -190,8 +228,13 @@ class PowerPanel(PanelBase):
             ("Energy only", "energy"),
         ], "Best cap by")
         objective.setToolTip("What the best cap (green on the charts) optimises. Energy and time weighs a "
-                             "joule against a second at the TDP (Zeus's cost, η = 0.5): a deep cap saves "
-                             "energy but the run takes longer. Energy only finds the most tokens per joule.")
+                             "joule against a second at the TDP (Zeus's cost, with the energy weight η of the "
+                             "Energy and time tab, 0.5 unless you move it): a deep cap saves energy but the run "
+                             "takes longer. Energy only finds the most tokens per joule.")
+        self.capped_field = self._optional_field(
+            "capped_gpus", "", ALL_GPUS, integer=True, minimum=1,
+            description="How many of the job's GPUs the cap applies to (empty or 'all': every GPU). Fewer than "
+                        "all are stragglers: in synchronous data parallel every step waits for the slowest GPU.")
 
         self.add_section("GPU power model")
         self.add_quantity_field("static_fraction", "Static power share", unit="%", minimum=0, maximum=1,
@@ -252,10 +295,167 @@ class PowerPanel(PanelBase):
                                             "already includes power)")
         self.add_quantity_field("gpu_hour_price", "Price per GPU-hour", unit="", minimum=0,
                                 description="Rental or amortised price of one GPU for one hour")
-        for combo in (self.hardware_combo, self.pue_combo, self.region_combo, self.field("currency")):
+        self._build_footprint_form()
+        for combo in (self.hardware_combo, self.pue_combo, self.region_combo, self.field("currency"),
+                      self.network_combo, self.embodied_combo):
             # long preset names must not widen the inputs column (the full text is in the popup)
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(8)
+
+    def _optional_field(self, name: str, unit: str, empty, **kwargs) -> OptionalField:
+        """A field that may hold no value ("not set", "all"), bound to scenario field ``name``."""
+        label = FOOTPRINT_LABELS[name]
+        field = OptionalField(unit, self.form_widget, empty=empty, label=label, **kwargs)
+        field.setObjectName(f"field.{name}")
+        field.valueEdited.connect(lambda value, name=name, field=field: self._field_edited(name, field.value()))
+        field.cleared.connect(lambda name=name: self._field_edited(name, None))
+        self.form.addRow(label, field)
+        self._bindings[name] = (field, "quantity")
+        self._sync_field(name)
+        return field
+
+    def _build_footprint_form(self) -> None:
+        self.add_section("Idle allocation")
+        self.add_quantity_field("idle_s", FOOTPRINT_LABELS["idle_s"], unit="s", minimum=0,
+                                description="Hours the reservation is held but not training (queue gaps, "
+                                            "debugging, a job that ended early), for the whole job, e.g. 12 h. "
+                                            "They are paid and draw idle power: right-size, don't leave idle "
+                                            "allocations running")
+        self._optional_field("idle_power_w_per_gpu", "W", NOT_SET, minimum=0,
+                             description="What one held, idle GPU slot draws: the GPU at idle with its share of "
+                                         "the host and network. No figure is assumed: measure it (nvidia-smi "
+                                         "and the node's power meter while idle) or leave it not set")
+        self.add_section("Network power")
+        self.network_combo = QComboBox(self.form_widget)
+        self.network_combo.setObjectName("networkCombo")
+        self.network_combo.addItem("Your own figure", CUSTOM)
+        self.network_combo.setItemData(0, "Type the network power per GPU below: NICs, optics and switch ports "
+                                          "spread over the GPUs", Qt.ItemDataRole.ToolTipRole)
+        for fig in self._network:
+            self.network_combo.addItem(f"{fig.name}: {fig.per_port_w:g} W a port", fig.key)
+            tip = (f"<b>{html.escape(fig.name)}</b>: {fig.watts:g} W for {fig.ports} port(s)"
+                   f"<br>Source: {html.escape(fig.source)}<br>{html.escape(fig.note)}"
+                   "<br>Sets one port per GPU (a node with one NIC per GPU, as a DGX has).")
+            self.network_combo.setItemData(self.network_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.network_combo.activated.connect(self._on_network_activated)
+        self.form.addRow("Network figure", self.network_combo)
+        self.add_quantity_field("network_w_per_gpu", FOOTPRINT_LABELS["network_w_per_gpu"], unit="W", minimum=0,
+                                description="Network power counted in the IT energy per GPU: NICs, transceivers "
+                                            "and switch ports the job uses, divided by its GPUs. Host power per "
+                                            "GPU taken from a system's maximum already holds its own NICs")
+        self.add_section("Embodied emissions")
+        self.embodied_combo = QComboBox(self.form_widget)
+        self.embodied_combo.setObjectName("embodiedCombo")
+        self.embodied_combo.addItem("Not set", EMBODIED_NONE)
+        self.embodied_combo.setItemData(0, "No manufacturing emissions counted", Qt.ItemDataRole.ToolTipRole)
+        for fig in self._embodied:
+            self.embodied_combo.addItem(fig.name, fig.key)
+            tip = (f"<b>{html.escape(fig.name)}</b>: {fig.gpu_g / 1000:g} kg CO2e per GPU, "
+                   f"{fig.server_g / 1000:g} kg per server of {fig.gpus_per_server} GPUs, over "
+                   f"{fig.lifetime_s / footprint.SECONDS_PER_YEAR:g} years at {fig.use_fraction:.0%} use"
+                   f"<br>Source: {html.escape(fig.source)}<br>{html.escape(fig.note)}")
+            self.embodied_combo.setItemData(self.embodied_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.embodied_combo.addItem("Your own figure", CUSTOM)
+        self.embodied_combo.setItemData(self.embodied_combo.count() - 1,
+                                        "Type a per-GPU (and per-server) figure from your vendor's product carbon "
+                                        "footprint below", Qt.ItemDataRole.ToolTipRole)
+        self.embodied_combo.activated.connect(self._on_embodied_activated)
+        self.form.addRow("Embodied figure", self.embodied_combo)
+        self._optional_field("embodied_gpu_g", "g", NOT_SET, minimum=0,
+                             description="Manufacturing emissions of one GPU, e.g. 150 kg (CO2e). Not set: no "
+                                         "embodied emissions are counted")
+        self.add_quantity_field("embodied_server_g", FOOTPRINT_LABELS["embodied_server_g"], unit="g", minimum=0,
+                                description="Manufacturing emissions of one server without its GPUs (CPUs, memory, "
+                                            "board, chassis), shared by its GPUs")
+        self.add_int_field("embodied_gpus_per_server", FOOTPRINT_LABELS["embodied_gpus_per_server"], minimum=1,
+                           maximum=100_000, description="GPUs that share one server's embodied emissions")
+        self.lifetime_field = QuantityField("", self.form_widget, label="Lifetime (years)", minimum=0,
+                                            min_inclusive=False, maximum=100,
+                                            description="Years the hardware serves before it is replaced: its "
+                                                        "embodied emissions are spread over them (an assumption; "
+                                                        "BLOOM's estimate uses 6)")
+        self.lifetime_field.setObjectName("field.embodied_lifetime_years")
+        self.lifetime_field.valueEdited.connect(self._on_lifetime_edited)
+        self.form.addRow("Lifetime (years)", self.lifetime_field)
+        self.add_quantity_field("embodied_use_fraction", FOOTPRINT_LABELS["embodied_use_fraction"], unit="%",
+                                minimum=0, min_inclusive=False, maximum=1,
+                                description="Share of the lifetime the hardware is allocated to jobs (an "
+                                            "assumption; BLOOM's estimate uses 85%): the idle rest is "
+                                            "spread over the jobs too")
+
+    def _on_network_activated(self, index: int) -> None:
+        key = self.network_combo.itemData(index)
+        if key == CUSTOM:
+            field = self.field("network_w_per_gpu")
+            field.setFocus()
+            field.edit.selectAll()
+            return
+        fig = next(f for f in self._network if f.key == key)
+        self.edit(network_w_per_gpu=fig.per_port_w, _text=f"Use network figure {fig.name}", _merge=False)
+
+    def _on_embodied_activated(self, index: int) -> None:
+        key = self.embodied_combo.itemData(index)
+        if key == EMBODIED_NONE:
+            self.edit(embodied_gpu_g=None, _text="Count no embodied emissions", _merge=False)
+        elif key == CUSTOM:
+            field = self.field("embodied_gpu_g")
+            field.setFocus()
+            field.edit.selectAll()
+        else:
+            fig = next(f for f in self._embodied if f.key == key)
+            self.edit(embodied_gpu_g=fig.gpu_g, embodied_server_g=fig.server_g,
+                      embodied_gpus_per_server=fig.gpus_per_server, embodied_lifetime_s=fig.lifetime_s,
+                      embodied_use_fraction=fig.use_fraction, _text=f"Use embodied figure {fig.name}",
+                      _merge=False)
+        self._sync_footprint_form()
+
+    def _on_lifetime_edited(self, years: float) -> None:
+        if not self._syncing:
+            self.edit(embodied_lifetime_s=years * footprint.SECONDS_PER_YEAR,
+                      _text=f"Change hardware lifetime to {years:g} years")
+
+    def _sync_footprint_form(self) -> None:
+        """The figure combos show which sourced figure the values are (or "your own")."""
+        s: PowerScenario = self._scenario
+        net = next((f.key for f in self._network if abs(f.per_port_w - s.network_w_per_gpu) < 1e-9), CUSTOM)
+        self.network_combo.setCurrentIndex(self.network_combo.findData(net))
+        if s.embodied_gpu_g is None:
+            key = EMBODIED_NONE
+        else:
+            key = next((f.key for f in self._embodied
+                        if (f.gpu_g, f.server_g, f.gpus_per_server, f.use_fraction) ==
+                        (s.embodied_gpu_g, s.embodied_server_g, s.embodied_gpus_per_server, s.embodied_use_fraction)
+                        and abs(f.lifetime_s - s.embodied_lifetime_s) < 1.0), CUSTOM)
+        self.embodied_combo.setCurrentIndex(self.embodied_combo.findData(key))
+        self._syncing = True
+        try:
+            self.lifetime_field.setValue(s.embodied_lifetime_s / footprint.SECONDS_PER_YEAR)
+        finally:
+            self._syncing = False
+        amortised = s.embodied_gpu_g is not None
+        for name in ("embodied_server_g", "embodied_gpus_per_server", "embodied_use_fraction"):
+            self.field(name).setEnabled(amortised)
+        self.lifetime_field.setEnabled(amortised)
+        idle_power = self.field("idle_power_w_per_gpu")
+        idle_power.setEnabled(s.idle_s > 0 or s.idle_power_w_per_gpu is not None)
+
+    def _field_edited(self, name: str, value: Any) -> None:
+        if self._syncing:
+            return
+        if name in FOOTPRINT_LABELS and name != "zeus_eta":
+            label = FOOTPRINT_LABELS[name]
+            label = label[0].lower() + label[1:] if not label.startswith(("GPU", "CO2")) else label
+            if value is None:
+                text = {"capped_gpus": "Cap every GPU"}.get(name, f"Clear {label}")
+            else:
+                shown = self.field(name).edit.format_value(value) if self.field(name) is not None else f"{value:g}"
+                text = f"Change {label} to {shown}"
+            self.edit(**{name: value}, _text=text)
+            return
+        if name == "zeus_eta":
+            self.edit(zeus_eta=value, _text="Change the energy weight η")
+            return
+        self._power_field_edited(name, value)
 
     def _fill_hardware(self) -> None:
         combo = self.hardware_combo
@@ -361,9 +561,7 @@ class PowerPanel(PanelBase):
         top = position == self._slider_caps.size - 1
         self._field_edited("power_cap_w", None if top else float(self._slider_caps[position]))
 
-    def _field_edited(self, name: str, value: Any) -> None:
-        if self._syncing:
-            return
+    def _power_field_edited(self, name: str, value: Any) -> None:
         if name == "grid_g_per_kwh":  # a typed intensity is a custom region
             self.edit(grid_g_per_kwh=value, region=CUSTOM)
             return
@@ -402,14 +600,95 @@ class PowerPanel(PanelBase):
             chart.axis("x").enableAutoSIPrefix(False)  # 300 ... 1200 W, never "kW" ticks
             chart.axis("y").enableAutoSIPrefix(False)
         self.rate_chart.setXLink(self.chart)
+        self._cap_ranges = None
+        self.chart.getPlotItem().getViewBox().sigResized.connect(self._fit_cap_ranges)
         self.chart.enable_hover(formatter=lambda x, y: f"cap {x:.0f} W\n{y:.3g} tokens/J")
         self.rate_chart.enable_hover(formatter=lambda x, y: f"cap {x:.0f} W\n{_count(y)} tokens/s")
         column.addWidget(self.chart, 1)
         column.addWidget(self.rate_chart, 1)
-        self.add_chart(self.charts)
+
+        # the Power cap tab: the two sweeps, the straggler warning, the cap as a command
+        cap_tab = QWidget(self.chart_area)
+        cap_tab.setObjectName("powerCapTab")
+        tab = QVBoxLayout(cap_tab)
+        tab.setContentsMargins(0, 0, 0, 0)
+        tab.setSpacing(4)
+        tab.addWidget(self.charts, 1)
+        self.straggler_label = QLabel(cap_tab)
+        self.straggler_label.setObjectName("stragglerWarning")
+        self.straggler_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.straggler_label.setWordWrap(True)
+        self.straggler_label.setContentsMargins(8, 4, 8, 4)
+        self.straggler_label.setVisible(False)
+        tab.addWidget(self.straggler_label)
+        self.command_box = QPlainTextEdit(cap_tab)
+        self.command_box.setObjectName("capCommand")
+        self.command_box.setReadOnly(True)
+        self.command_box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.command_box.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.command_box.setAccessibleName("nvidia-smi command for this power cap")
+        self.command_box.setToolTip("The command that sets this cap on a node; select and copy it, or use Copy")
+        self.copy_button = QPushButton("Copy", cap_tab)
+        self.copy_button.setObjectName("copyCommandButton")
+        self.copy_button.setToolTip("Copy the command (and its note) to the clipboard")
+        self.copy_button.clicked.connect(self.copy_command)
+        command_row = QHBoxLayout()
+        command_row.setContentsMargins(8, 0, 8, 6)
+        self.command_label = QLabel("Set it with", cap_tab)
+        command_row.addWidget(self.command_label, 0, Qt.AlignmentFlag.AlignTop)
+        command_row.addWidget(self.command_box, 1)
+        command_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        tab.addLayout(command_row)
+
+        self.tradeoff = TradeoffView(self.chart_area)
+        self.tradeoff.etaEdited.connect(lambda eta: self._field_edited("zeus_eta", eta))
+        self.where = WhereView(self.chart_area)
+        self.where.profileTyped.connect(self._on_profile_typed)
+        self.where.importRequested.connect(self._import_profile_dialog)
+        self.where.clearRequested.connect(
+            lambda: self.edit(hourly_g_per_kwh=(), profile_name="", _text="Remove the intensity profile",
+                              _merge=False))
+        self.footprint_view = FootprintView(self.chart_area)
+        self.footprint_view.exportRequested.connect(self._export_summary_dialog)
+
+        self.chart_tabs = QTabWidget(self.chart_area)
+        self.chart_tabs.setObjectName("powerTabs")
+        self.chart_tabs.setDocumentMode(True)
+        for widget, name in zip((cap_tab, self.tradeoff, self.where, self.footprint_view), TABS, strict=True):
+            self.chart_tabs.addTab(widget, name)
+        self.add_chart(self.chart_tabs)
+
+    def set_presentation(self, enabled: bool) -> None:
+        """Larger fonts: the labels need more room and the command box more height."""
+        super().set_presentation(enabled)
+        for chart in (self.chart, self.rate_chart):  # restyled first: the room is for their new fonts
+            if chart.presentation() != bool(enabled):
+                chart.set_presentation(enabled)
+        self._fit_cap_ranges()
+        self._fit_command_box()
+
+    def _fit_command_box(self) -> None:
+        lines = max(self.command_box.document().blockCount(), 2)
+        metrics = QFontMetricsF(self.command_box.font())
+        bar = self.command_box.horizontalScrollBar().sizeHint().height()
+        self.command_box.setFixedHeight(int(metrics.lineSpacing() * lines + 2 * self.command_box.frameWidth()
+                                            + self.command_box.document().documentMargin() * 2 + bar + 2))
+
+    def presentation_widgets(self) -> list[QWidget]:
+        """The tabs' own inputs, labels and tables grow with the charts on a projector."""
+        return [*super().presentation_widgets(), self.chart_tabs.tabBar(), self.straggler_label, self.command_box,
+                self.command_label, self.copy_button, self.tradeoff, self.where, self.footprint_view]
 
     def chart_for_export(self) -> QWidget | None:
-        """Both charts (efficiency over throughput) export together."""
+        """What the tab in front shows: both sweeps (efficiency beside throughput), the cost
+        curve, the regions and the profile, or the footprint's charts."""
+        tab = self.chart_tabs.currentIndex()
+        if tab == TRADEOFF_TAB:
+            return self.tradeoff.chart
+        if tab == WHERE_TAB:
+            return self.where.splitter
+        if tab == FOOTPRINT_TAB:
+            return self.footprint_view.splitter.widget(0)
         return self.charts
 
     # -- state helpers -----------------------------------------------------------------------
@@ -506,21 +785,30 @@ class PowerPanel(PanelBase):
 
     def _clear_view(self, message: str) -> None:
         self._sweep = self._plan = self._best = None
+        self._footprint = self._partial = self._zeus = self._best_start = self._command = None
+        self._regions = ()
         for chart in (self.chart, self.rate_chart):
             chart.clear_series()
             chart.clear_reference_lines()
             chart.clear_operating_point()
+        self.straggler_label.setVisible(False)
+        self.command_box.setPlainText("")
+        self.tradeoff.clear(message)
+        self.where.show_regions([])
+        self.where.show_profile((), None, "")
+        self.footprint_view.clear(message)
         self.results.set_rows([ResultRow(q, None, "", tip) for q, tip in self._row_specs()])
         self._sync_slider(np.array([]), 0.0)
         self._view_message = message
         self.show_status(message)
 
     def refresh(self) -> None:
-        if not hasattr(self, "charts"):
+        if not hasattr(self, "chart_tabs"):
             return  # still building
         s: PowerScenario = self._scenario
         self._sync_pue_combo()
         self._sync_region_combo()
+        self._sync_footprint_form()
         self._sync_labels()
         self._sync_throughput()
         self.throughput_note.setText("")
@@ -539,9 +827,10 @@ class PowerPanel(PanelBase):
             peak = carbon.plan_peak_flops(s, hw)
             rate = carbon.scenario_tokens_per_s(s, peak)
             sweep = power.power_cap_sweep(tdp, rate, **model)
-            best = power.best_of_sweep(sweep, s.cap_objective, tdp)
+            best = power.best_of_sweep(sweep, s.cap_objective, tdp, s.zeus_eta)
             plan = carbon.plan_for_scenario(s, tdp, tokens_per_s_per_gpu=rate)
             llama_kwh = carbon.llama3_style_energy_kwh(plan.summary.gpu_hours, tdp)
+            self._compute_footprint(s, tdp, rate, sweep, plan)
         except InputError as exc:
             if exc.parameter == "power_cap_w":
                 lowest = power.min_power_cap(tdp, s.static_fraction, s.min_voltage_fraction)
@@ -562,7 +851,294 @@ class PowerPanel(PanelBase):
         self.throughput_note.setText(self._plan_basis(rate) if self.follows_plan()
                                      else self._throughput_basis(s, peak, rate))
         self._draw(hw, sweep, best, plan)
+        self._draw_footprint(hw, plan)
         self._fill_results(hw, best, plan, llama_kwh)
+
+    # -- the whole footprint --------------------------------------------------------------------
+    def _compute_footprint(self, s: PowerScenario, tdp: float, rate: float, sweep, plan) -> None:
+        """Everything past the busy GPUs: a partly capped job, Zeus's cost, idle hours, network
+        and embodied emissions, the other grids, the best start. Raises InputError as the
+        plan does (refresh shows it)."""
+        model = self._model_args(s)
+        partial = None
+        if s.power_cap_w is not None:
+            partial = footprint.partial_cap(s.n_gpus, s.capped_gpus, plan.cap_w, tdp, rate, **model)
+        stragglers = partial is not None and partial.stragglers
+        gpu_power = partial.mean_gpu_power_w if stragglers else float(plan.performance.power_w)
+        embodied = None
+        if s.embodied_gpu_g is not None:
+            embodied = footprint.embodied_kg_per_gpu_s(
+                s.embodied_gpu_g / 1000.0, s.embodied_server_g / 1000.0, s.embodied_gpus_per_server,
+                s.embodied_lifetime_s, s.embodied_use_fraction)
+        fp = footprint.run_footprint(
+            s.n_gpus, plan.summary.duration_s, gpu_power, s.pue, s.grid_g_per_kwh,
+            host_w_per_gpu=s.host_overhead_w_per_gpu, network_w_per_gpu=s.network_w_per_gpu, idle_s=s.idle_s,
+            idle_power_w_per_gpu=s.idle_power_w_per_gpu, embodied_kg_per_gpu_s=embodied,
+            energy_price_per_kwh=s.energy_price_per_kwh, gpu_hour_price=s.gpu_hour_price)
+        zeus = footprint.zeus_curve(sweep, tdp, s.train_tokens, s.n_gpus, s.zeus_eta)
+        regions = [(g.key, g.g_per_kwh) for g in self._grids]
+        if s.region not in {g.key for g in self._grids}:
+            regions.append((CUSTOM, s.grid_g_per_kwh))
+        compared = footprint.compare_regions(fp.facility_energy_kwh, regions, fp.embodied_co2e_kg or 0.0)
+        when = None
+        if s.hourly_g_per_kwh and fp.training_s > 0:
+            when = footprint.best_start(s.hourly_g_per_kwh, fp.training_s, fp.training_facility_kwh)
+        capped = s.capped_gpus if s.capped_gpus is not None and s.capped_gpus < s.n_gpus else None
+        command = footprint.cap_commands(s.power_cap_w, tdp, capped, self._gpus_per_node())
+        self._partial, self._footprint, self._zeus = partial, fp, zeus
+        self._zeus_now = footprint.zeus_run_cost(plan.performance, tdp, s.train_tokens, s.n_gpus, s.zeus_eta)
+        self._regions, self._best_start, self._command = compared, when, command
+
+    def _gpus_per_node(self) -> int:
+        plan = getattr(self.plan_view(), "plan", None)
+        return int(getattr(plan, "gpus_per_node", 8) or 8)
+
+    def _draw_footprint(self, hw, plan) -> None:
+        s: PowerScenario = self._scenario
+        theme = th.current_theme()
+        fp, partial = self._footprint, self._partial
+        # the straggler warning and the command
+        if partial is not None and partial.stragglers:
+            self.straggler_label.setText(self.straggler_text())
+            self.straggler_label.setStyleSheet(f"background: {theme.notice_bg}; color: {theme.ink}; "
+                                               "border-radius: 3px;")
+            self.straggler_label.setVisible(True)
+        else:
+            self.straggler_label.setVisible(False)
+        self.command_box.setPlainText(self._command.text())
+        self._fit_command_box()
+        # energy and time
+        self.tradeoff.set_eta(s.zeus_eta)
+        cap_text = f"{plan.cap_w:.0f} W" + (" (uncapped)" if s.power_cap_w is None else "")
+        self.tradeoff.show_curve(self._zeus, plan.cap_w, cap_text, self._zeus_now)
+        # where and when
+        names = {g.key: g for g in self._grids}
+        rows = []
+        for r in self._regions:
+            grid = names.get(r.key)
+            if grid is None:
+                rows.append(RegionRow(r.key, f"Your intensity, {r.g_per_kwh:g} g/kWh", r.g_per_kwh, None,
+                                      "typed in the Intensity field", r.total_co2e_kg, True))
+            else:
+                rows.append(RegionRow(r.key, grid.name, r.g_per_kwh, grid.year, grid.source, r.total_co2e_kg,
+                                      r.key == s.region))
+        self.where.show_regions(rows)
+        embodied = " + embodied" if fp.embodied_co2e_kg is not None else ""
+        self.where.region_chart.set_axis_labels(x_label=f"CO2e (operational{embodied})")
+        self.where.set_profile_text(", ".join(f"{x:g}" for x in s.hourly_g_per_kwh))
+        if self._best_start is not None:
+            summary = best_start_summary(self._best_start, s.profile_name)
+        else:
+            summary = ("No profile yet: type 24 hourly intensities (gCO2e/kWh, midnight first) or import a CSV "
+                       "of timestamp and intensity to find the best start for this run "
+                       f"({units.format_quantity(fp.training_s, 's')}).")
+        self.where.show_profile(s.hourly_g_per_kwh, self._best_start, summary)
+        # the whole footprint
+        energy_unit, energy_scale = (("MWh", 1e3) if fp.facility_energy_kwh >= 1e3 else ("kWh", 1.0))
+        overhead = fp.pue - 1.0
+        parts = [
+            ("GPUs, training", fp.gpu_energy_j, th.BLUE),
+            ("Host, training", fp.host_energy_j, th.SKY),
+            ("Network, training", fp.network_energy_j, th.PURPLE),
+            ("Idle allocation", fp.idle_it_j, th.ORANGE),
+            (f"Facility overhead (PUE {fp.pue:g})", fp.it_energy_j * overhead, th.YELLOW),
+        ]
+        energy_bars = [Bar(name, j / carbon.J_PER_KWH / energy_scale, color,
+                           f"{j / carbon.J_PER_KWH / energy_scale:.3g} {energy_unit}") for name, j, color in parts]
+        if fp.idle_gpu_hours and not fp.idle_power_known:
+            energy_bars[3] = Bar("Idle allocation", 0.0, th.ORANGE, "not counted: no idle power set")
+        energy_bars.append(Bar("Total facility energy", fp.facility_energy_kwh / energy_scale, INK,
+                               f"{fp.facility_energy_kwh / energy_scale:.3g} {energy_unit}", bold=True))
+        co2_unit, co2_scale = (("t", 1e3) if fp.total_co2e_kg >= 1e3 else ("kg", 1.0))
+        embodied_kg = fp.embodied_co2e_kg
+        co2_parts = [
+            ("Operational, training", fp.training_co2e_kg, th.BLUE, ""),
+            ("Operational, idle allocation", fp.idle_co2e_kg, th.ORANGE, ""),
+            ("Embodied (manufacturing)", embodied_kg or 0.0, th.GREEN, "" if embodied_kg is not None else "not set"),
+        ]
+        co2_bars = [Bar(name, kg / co2_scale, color, text or f"{kg / co2_scale:.3g} {co2_unit}")
+                    for name, kg, color, text in co2_parts]
+        co2_bars.append(Bar("Total", fp.total_co2e_kg / co2_scale, INK,
+                            f"{fp.total_co2e_kg / co2_scale:.3g} {co2_unit}", bold=True))
+        self.footprint_view.show_footprint(energy_bars, energy_unit, co2_bars, co2_unit,
+                                           self.summary_rows(), self._footprint_note())
+
+    def straggler_text(self) -> str:
+        """The warning a partly capped job gets (empty when there is none)."""
+        p = self._partial
+        if p is None or not p.stragglers:
+            return ""
+        free = p.n_gpus - p.n_capped
+        return (f"Stragglers: {p.n_capped:,} of {p.n_gpus:,} GPUs are capped at {p.cap_w:.0f} W. In synchronous "
+                f"data parallel every step waits for the slowest GPU, so the whole job runs at the capped speed: "
+                f"{_count(p.job_tokens_per_s)} tokens/s, {p.throughput_loss:.0%} below uncapped, as if all "
+                f"{p.n_gpus:,} were capped. The {free:,} uncapped GPUs finish early and wait at static power "
+                f"({p.waiting_power_w:.0f} W) for {p.wait_fraction:.0%} of each step, so the GPUs average "
+                f"{p.mean_gpu_power_w:.0f} W against {float(p.capped.power_w):.0f} W with all capped: the slowdown "
+                f"of a full cap with less of its saving. Cap every GPU or none.")
+
+    def _footprint_note(self) -> str:
+        s: PowerScenario = self._scenario
+        fp = self._footprint
+        notes = []
+        if fp.idle_gpu_hours > 0:
+            notes.append(f"Right-size: {_count(fp.idle_gpu_hours)} GPU-hours ({fp.idle_share:.0%} of the "
+                         f"reservation) are held idle and cost {_money(fp.idle_cost)} {s.currency}; don't leave "
+                         "idle allocations running.")
+            if not fp.idle_power_known:
+                notes.append("Their energy is not counted: set the idle power per GPU.")
+        if fp.embodied_co2e_kg is None:
+            notes.append("Embodied emissions not set: pick a sourced figure or enter your vendor's.")
+        else:
+            per_hour = fp.embodied_kg_per_gpu_s * carbon.S_PER_HOUR
+            notes.append(f"Embodied: {per_hour * 1000:.3g} g CO2e per GPU-hour, amortised over "
+                         f"{s.embodied_lifetime_s / footprint.SECONDS_PER_YEAR:g} years at "
+                         f"{s.embodied_use_fraction:.0%} use, for the {_count(fp.reserved_gpu_hours)} GPU-hours held.")
+        if s.network_w_per_gpu == 0:
+            notes.append("Network power not counted (0 W per GPU).")
+        return " ".join(notes)
+
+    def summary_records(self) -> list[tuple[str, float | str, str, str]]:
+        """The run's plan, kWh, CO2e and cost: (quantity, value, unit, explanation) per row, values
+        at full precision in the unit named (kWh, kg CO2e, s, W, GPU-h, the currency), or text
+        ("not set"). The Footprint tab's table shows them; the summary CSV writes them."""
+        fp, plan = self._footprint, self._plan
+        if fp is None or plan is None:
+            return []
+        s: PowerScenario = self._scenario
+        cur = s.currency
+        kwh = carbon.J_PER_KWH
+        pue = fp.pue
+        embodied = fp.embodied_co2e_kg
+        idle_energy: float | str = fp.idle_it_j / kwh if fp.idle_power_known else "not set"
+        return [
+            ("GPUs", s.n_gpus, "GPUs", "GPUs in the job"),
+            ("Training tokens", s.train_tokens, "tokens", "Tokens processed in the whole run"),
+            ("Power cap", plan.cap_w, "W", "The TDP when uncapped" if s.power_cap_w is None else
+             (f"on {self._partial.n_capped:,} of {s.n_gpus:,} GPUs" if self._partial is not None else "")),
+            ("Throughput, all GPUs", self._job_rate(), "tokens/s", "The slowest GPU sets every step"),
+            ("Run duration", fp.training_s, "s", "Training tokens / job throughput"),
+            ("GPU-hours, training", fp.training_gpu_hours, "GPU-h", "GPUs x run duration"),
+            ("GPU-hours, idle allocation", fp.idle_gpu_hours, "GPU-h", "Held but not training"),
+            ("Average GPU power, training", self._gpu_power(), "W", "Over every GPU of the job"),
+            ("IT energy, GPUs", fp.gpu_energy_j / kwh, "kWh", "GPUs x average GPU power x duration"),
+            ("IT energy, host", fp.host_energy_j / kwh, "kWh", "GPUs x host power per GPU x duration"),
+            ("IT energy, network", fp.network_energy_j / kwh, "kWh", "GPUs x network power per GPU x duration"),
+            ("IT energy, idle allocation", idle_energy, "kWh", "GPUs x idle power per GPU x idle time"),
+            ("IT energy", fp.it_energy_j / kwh, "kWh", "GPUs, host, network and idle allocation"),
+            ("Facility overhead", fp.it_energy_j * (pue - 1.0) / kwh, "kWh", f"IT energy x (PUE {pue:g} - 1)"),
+            ("Facility energy", fp.facility_energy_kwh, "kWh", f"IT energy x PUE {pue:g}"),
+            ("CO2e, operational", fp.operational_co2e_kg, "kg CO2e",
+             f"Facility energy x {s.grid_g_per_kwh:g} gCO2e/kWh"),
+            ("CO2e, embodied", embodied if embodied is not None else "not set", "kg CO2e",
+             "GPU-hours held x embodied emissions per GPU-hour"),
+            ("CO2e, total", fp.total_co2e_kg, "kg CO2e", "Operational + embodied"),
+            ("Energy cost", fp.energy_cost, cur, f"Facility kWh x {s.energy_price_per_kwh:g} {cur}/kWh"),
+            ("Compute cost", fp.compute_cost if s.gpu_hour_price > 0 else "not set", cur,
+             f"GPU-hours held x {s.gpu_hour_price:g} {cur}"),
+            ("Idle allocation cost", fp.idle_cost, cur, "Part of the total: idle GPU-hours and their energy"),
+            ("Total cost", fp.total_cost, cur, "Energy cost + compute cost"),
+        ]
+
+    def summary_rows(self) -> list[ResultRow]:
+        """:meth:`summary_records` as the table shows them (readable prefixes)."""
+        s: PowerScenario = self._scenario
+        rows = []
+        for quantity, value, unit, tip in self.summary_records():
+            if isinstance(value, str):
+                rows.append(ResultRow(quantity, value, "", tip))
+            elif unit == "kWh":
+                rows.append(ResultRow(quantity, *_energy(value * carbon.J_PER_KWH), tip))
+            elif unit == "kg CO2e":
+                rows.append(ResultRow(quantity, value * 1000.0, "g", tip))
+            elif unit in ("s", "W"):
+                rows.append(ResultRow(quantity, value, unit, tip))
+            elif unit == s.currency:
+                rows.append(ResultRow(quantity, _money(value), unit, tip))
+            elif unit == "GPUs":
+                rows.append(ResultRow(quantity, f"{int(value):,}", "", tip))
+            else:
+                rows.append(ResultRow(quantity, _count(value), unit, tip))
+        return rows
+
+    def _job_rate(self) -> float:
+        p = self._partial
+        return p.job_tokens_per_s if p is not None else self._plan.job_tokens_per_s
+
+    def _gpu_power(self) -> float:
+        p = self._partial
+        return p.mean_gpu_power_w if p is not None and p.stragglers else float(self._plan.performance.power_w)
+
+    def summary_columns(self) -> list[tuple[str, Sequence]]:
+        """The run summary as CSV columns: quantity, value (full precision), unit, what it is."""
+        records = self.summary_records()
+        return [("quantity", [r[0] for r in records]), ("value (in the unit column)", [r[1] for r in records]),
+                ("unit", [r[2] for r in records]), ("how", [r[3] for r in records])]
+
+    def export_summary_csv(self, path):
+        """Write the run summary (the Footprint tab's table) to ``path`` as CSV."""
+        from ui import export
+
+        if self._footprint is None:
+            raise ValueError(f"{self.title}: no run to summarise ({self._view_message or 'nothing computed'})")
+        return export.export_csv(path, self.summary_columns())
+
+    def _export_summary_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export run summary", "run-summary.csv", "CSV files (*.csv)")
+        if not path:
+            return
+        try:
+            self.export_summary_csv(path)
+        except (OSError, ValueError) as exc:
+            self.show_status(f"Could not write {path}: {exc}")
+
+    def copy_command(self) -> None:
+        """Put the cap's command (with its note) on the clipboard."""
+        QGuiApplication.clipboard().setText(self.command_box.toPlainText())
+
+    def command_text(self) -> str:
+        return self.command_box.toPlainText()
+
+    # -- the time-of-day profile ------------------------------------------------------------------
+    def _on_profile_typed(self, text: str) -> None:
+        if not text.strip():
+            if self._scenario.hourly_g_per_kwh:
+                self.edit(hourly_g_per_kwh=(), profile_name="", _text="Remove the intensity profile", _merge=False)
+            self.where.show_profile_error("")
+            return
+        try:
+            values = footprint.parse_hourly_text(text)
+        except InputError as exc:
+            self.where.show_profile_error(str(exc).split(": ", 1)[1])
+            return
+        self.where.show_profile_error("")
+        if values != self._scenario.hourly_g_per_kwh:
+            self.edit(hourly_g_per_kwh=values, profile_name="", _text="Type the hourly intensity profile")
+
+    def import_profile(self, path) -> bool:
+        """Read a CSV of timestamp and intensity into the profile (one undo step). A file that
+        cannot be used leaves the profile as it was and says why under the field."""
+        from pathlib import Path
+
+        path = Path(path)
+        try:
+            data = footprint.parse_intensity_csv(path.read_bytes())
+        except OSError as exc:
+            self.where.show_profile_error(f"Could not read {path.name}: {exc.strerror or exc}")
+            return False
+        except InputError as exc:
+            self.where.show_profile_error(f"{path.name}: {str(exc).split(': ', 1)[1]}")
+            return False
+        self.where.show_profile_error("")
+        note = f"{path.name}, {data.rows:,} rows" + (f", {data.skipped} without a value" if data.skipped else "")
+        return self.edit(hourly_g_per_kwh=data.values, profile_name=note[:200],
+                         _text=f"Import intensity profile {path.name}", _merge=False)
+
+    def _import_profile_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import grid intensity profile", "",
+                                              "CSV files (*.csv);;All files (*)")
+        if path:
+            self.import_profile(path)
 
     def _plan_basis(self, rate: float) -> str:
         view = self.plan_view()
@@ -612,15 +1188,44 @@ class PowerPanel(PanelBase):
         self.chart.set_operating_point(plan.cap_w, float(perf.tokens_per_joule), cap_text)
         self.rate_chart.set_operating_point(plan.cap_w, float(perf.tokens_per_s), "")
         caps = np.concatenate([np.asarray(series.x) for series in self.chart.series()] + [[plan.cap_w]])
-        lo, hi = float(np.min(caps)), float(np.max(caps))
-        margin = 0.04 * (hi - lo) if hi > lo else 25.0
+        ranges = []
         for chart in (self.chart, self.rate_chart):
             ys = np.concatenate([np.asarray(series.y) for series in chart.series()])
             y_lo, y_hi = float(np.min(ys)), float(np.max(ys))
             span = (y_hi - y_lo) or abs(y_hi) or 1.0
             # headroom at the top for the legend and the cap labels
             top = 0.28 if chart.legend_visible() else 0.1
-            chart.set_log_range(lo - margin, hi + margin, y_lo - 0.05 * span, y_hi + top * span)
+            ranges.append((y_lo - 0.05 * span, y_hi + top * span))
+        self._cap_ranges = (float(np.min(caps)), float(np.max(caps)), float(best.cap_w), ranges)
+        self._fit_cap_ranges()
+
+    def _fit_cap_ranges(self, *_args) -> None:
+        """x from the lowest to the highest cap, with room on the right for the best cap's label:
+        it is drawn to the right of its line (ui.charts), so near the right end the range grows by
+        the label's width in pixels (again whenever the chart is resized or restyled)."""
+        fitted = getattr(self, "_cap_ranges", None)
+        if fitted is None or self._sweep is None:
+            return
+        lo, hi, best, ranges = fitted
+        margin = 0.04 * (hi - lo) if hi > lo else 25.0
+        right = margin
+        room = self._label_room(self.chart, f"best {best:.0f} W")
+        if hi > lo and best + room * (hi - lo + margin) > hi:
+            right = max(margin, best + room * (hi - lo + margin) - hi)
+        for chart, (y_lo, y_hi) in zip((self.chart, self.rate_chart), ranges, strict=True):
+            chart.set_log_range(lo - margin, hi + right, y_lo, y_hi)
+
+    @staticmethod
+    def _label_room(chart: Chart, text: str) -> float:
+        """The share of the plot's width a reference-line label of ``text`` takes (with a gap)."""
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * 0.9 * th.scale_factor(chart.presentation()))
+        width = QFontMetricsF(font).horizontalAdvance(text) + 14.0
+        plot_px = chart.getPlotItem().getViewBox().width()
+        if plot_px < 100:  # not laid out yet: a chart of two in a 1920 px window
+            plot_px = 480.0
+        share = min(width / plot_px, 0.4)
+        return share / (1.0 - share)
 
     @staticmethod
     def _row_specs() -> list[tuple[str, str]]:
@@ -638,11 +1243,15 @@ class PowerPanel(PanelBase):
                                              "0.5 x energy + 0.5 x TDP x time (marked in green on the chart)"),
             ("Run duration", "Wall-clock time to train on all tokens at the capped job throughput"),
             ("GPU-hours", "GPUs x run duration in hours"),
-            ("IT energy", "GPUs x (average GPU power + host power per GPU) x duration"),
+            ("IT energy", "GPUs x (average GPU power + host and network power per GPU) x duration, plus the idle "
+                          "allocation at its idle power"),
             ("Facility energy", "IT energy x PUE: what the data centre draws from the grid"),
-            ("CO2e", "Facility energy x grid carbon intensity"),
+            ("CO2e", "Operational: facility energy x grid carbon intensity"),
+            ("Embodied CO2e", "Manufacturing emissions of the GPUs and their servers, amortised over their "
+                              "lifetime, for the GPU-hours this run holds them"),
+            ("Total CO2e", "Operational + embodied CO2e"),
             ("Energy cost", "Facility energy x energy price per kWh"),
-            ("Compute cost", "GPU-hours x price per GPU-hour"),
+            ("Compute cost", "GPU-hours held (training and idle) x price per GPU-hour"),
             ("Total cost", "Energy cost + compute cost"),
             ("Energy, Llama 3 convention", "GPU-hours x TDP, no host power and no PUE, as the Llama 3 model "
                                            "card counts it (for comparison with published figures)"),
@@ -653,8 +1262,19 @@ class PowerPanel(PanelBase):
         perf, summary = plan.performance, plan.summary
         tips = dict(self._row_specs())
         best_label = "Best cap for efficiency" if s.cap_objective == "energy" else "Best cap for energy and time"
-        it_value, it_unit = _energy(summary.it_energy_j)
-        fac_value, fac_unit = _energy(summary.facility_energy_j)
+        fp = self._footprint
+        it_value, it_unit = _energy(fp.it_energy_j)
+        fac_value, fac_unit = _energy(fp.facility_energy_j)
+        extras = []
+        if fp.network_energy_j:
+            extras.append(f"network {s.network_w_per_gpu:g} W per GPU")
+        if fp.idle_gpu_hours:
+            extras.append(f"{_count(fp.idle_gpu_hours)} idle GPU-hours"
+                          + ("" if fp.idle_power_known else " (energy not counted: no idle power set)"))
+        if self._partial is not None and self._partial.stragglers:
+            extras.append(f"GPUs average {self._partial.mean_gpu_power_w:.0f} W with stragglers")
+        extra = f" ({'; '.join(extras)})" if extras else ""
+        embodied = fp.embodied_co2e_kg
         llama_value, llama_unit = _energy(llama_kwh * carbon.J_PER_KWH)
         region = next((g for g in self._grids if g.key == s.region), None)
         where = f"{region.name}, " if region is not None else ""
@@ -670,17 +1290,24 @@ class PowerPanel(PanelBase):
                       tips[best_label] + f": {float(best.tokens_per_joule):.3g} tokens/J at "
                       f"{_count(float(best.tokens_per_s))} tokens/s per GPU"),
             ResultRow("Run duration", summary.duration_s, "s", tips["Run duration"]),
-            ResultRow("GPU-hours", _count(summary.gpu_hours), "GPU-h", tips["GPU-hours"]),
-            ResultRow("IT energy", it_value, it_unit, tips["IT energy"]),
+            ResultRow("GPU-hours", _count(summary.gpu_hours), "GPU-h",
+                      tips["GPU-hours"] + (f"; {_count(fp.idle_gpu_hours)} more held idle" if fp.idle_gpu_hours
+                                           else "")),
+            ResultRow("IT energy", it_value, it_unit, tips["IT energy"] + extra),
             ResultRow("Facility energy", fac_value, fac_unit, tips["Facility energy"] + f" (PUE {s.pue:g})"),
-            ResultRow("CO2e", summary.co2e_kg * 1000.0, "g",
+            ResultRow("CO2e", fp.operational_co2e_kg * 1000.0, "g",
                       tips["CO2e"] + f" ({where}{s.grid_g_per_kwh:g} gCO2e/kWh)"),
-            ResultRow("Energy cost", _money(summary.energy_cost), s.currency, tips["Energy cost"]),
+            ResultRow("Embodied CO2e", embodied * 1000.0 if embodied is not None else "not set",
+                      "g" if embodied is not None else "",
+                      tips["Embodied CO2e"] + ("" if embodied is not None else ": pick or enter an embodied figure")),
+            ResultRow("Total CO2e", fp.total_co2e_kg * 1000.0, "g",
+                      tips["Total CO2e"] + ("" if embodied is not None else " (operational only: embodied not set)")),
+            ResultRow("Energy cost", _money(fp.energy_cost), s.currency, tips["Energy cost"]),
             # a GPU-hour price of 0 is "not set": a silent 0 would read as free GPUs
-            ResultRow("Compute cost", _money(summary.compute_cost) if s.gpu_hour_price > 0 else "not set",
+            ResultRow("Compute cost", _money(fp.compute_cost) if s.gpu_hour_price > 0 else "not set",
                       s.currency if s.gpu_hour_price > 0 else "",
                       tips["Compute cost"] + ("" if s.gpu_hour_price > 0 else ": set a price per GPU-hour")),
-            ResultRow("Total cost", _money(summary.total_cost), s.currency,
+            ResultRow("Total cost", _money(fp.total_cost), s.currency,
                       tips["Total cost"] + ("" if s.gpu_hour_price > 0 else " (energy only: no GPU-hour price set)")),
             ResultRow("Energy, Llama 3 convention", llama_value, llama_unit,
                       tips["Energy, Llama 3 convention"] + f" ({hw.tdp_w:g} W)"),
@@ -704,9 +1331,26 @@ class PowerPanel(PanelBase):
         raise KeyError(quantity)
 
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
-        """The cap sweep of the current scenario, headers naming units."""
+        """The numbers of the tab in front, headers naming units: the cap sweep, Zeus's cost
+        against the cap, the run on every grid, or the run summary."""
         if self._sweep is None:
             return None
+        tab = self.chart_tabs.currentIndex()
+        if tab == TRADEOFF_TAB and self._zeus is not None:
+            z = self._zeus
+            return [(CAP_HEADER, z.cap_w), ("Zeus cost (J)", z.cost_j), ("eta x energy (J)", z.energy_term_j),
+                    ("(1 - eta) x max power x time (J)", z.time_term_j), ("run GPU energy (J)", z.energy_j),
+                    ("run duration (s)", z.time_s), ("eta (1)", [z.eta] * len(z.cap_w))]
+        if tab == WHERE_TAB and self._regions:
+            rows = self.where.region_rows()
+            return [("region", [r.name for r in rows]), ("key", [r.key for r in rows]),
+                    ("grid intensity (gCO2e/kWh)", [r.g_per_kwh for r in rows]),
+                    ("data year (year)", [r.year for r in rows]),
+                    ("CO2e (kg)", [r.co2e_kg for r in rows]),
+                    ("this run (1)", [1 if r.current else 0 for r in rows]),
+                    ("source", [r.source for r in rows])]
+        if tab == FOOTPRINT_TAB and self._footprint is not None:
+            return self.summary_columns()
         sweep = self._sweep
         return [
             (CAP_HEADER, np.asarray(sweep.cap_w)),

@@ -1,0 +1,131 @@
+"""Horizontal bars for the Power panel's comparisons (the run on every grid, the footprint by
+source): a :class:`~ui.charts.Chart` whose rows are named on the left axis, each bar with its
+value at its end. ``ui.charts`` has no bar series, so the bars are pyqtgraph items kept here
+and restyled with the chart (theme, presentation, export)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
+
+from ui import theme as th
+from ui.charts import Chart
+
+#: A bar in the theme's ink (black on white, light on dark): for totals.
+INK = "ink"
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str  # on the left axis
+    value: float  # in the chart's x unit
+    color: str  # a palette colour, or INK
+    text: str = ""  # at the bar's end
+    bold: bool = False  # the row this scenario is about
+
+
+class HBarChart(Chart):
+    """One bar per row, top to bottom, from 0 to its value."""
+
+    BAR_HEIGHT = 0.66  # of a row
+
+    def __init__(self, parent=None, **kwargs):
+        self._bars: list[Bar] = []
+        self._items: list[pg.GraphicsObject] = []
+        super().__init__(parent, **kwargs)
+        plot = self.getPlotItem()
+        plot.getViewBox().setMouseEnabled(x=False, y=False)
+        self.axis("x").setStyle(maxTickLevel=0)  # whole ticks only behind the bars
+        self.axis("x").enableAutoSIPrefix(False)
+        self.axis("left").setStyle(tickLength=0)
+        plot.getViewBox().sigResized.connect(self._fit_range)
+
+    def set_bars(self, bars: Sequence[Bar], formatter: Callable[[float], str] | None = None) -> None:
+        """Draw ``bars`` (replacing what was drawn); x from 0 to the largest value, with room
+        for the value texts."""
+        self._bars = list(bars)
+        self._formatter = formatter
+        self._draw()
+
+    def bars(self) -> list[Bar]:
+        return list(self._bars)
+
+    def clear_bars(self) -> None:
+        self.set_bars([])
+
+    def _draw(self) -> None:
+        plot = self.getPlotItem()
+        for item in self._items:
+            plot.removeItem(item)
+        self._items = []
+        bars = self._bars
+        left = self.axis("left")
+        left.setTicks([[(-i, bar.label) for i, bar in enumerate(bars)], []])
+        if not bars:
+            self.setMinimumHeight(0)
+            return
+        s = th.scale_factor(self.presentation())
+        theme = self.theme()
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * s)
+        for i, bar in enumerate(bars):
+            color = QColor(theme.ink) if bar.color == INK else theme.tone(bar.color)
+            edge = QColor(theme.ink) if bar.bold else QColor(theme.background)
+            item = pg.BarGraphItem(x0=[0.0], width=[max(bar.value, 0.0)], y=[-i], height=[self.BAR_HEIGHT],
+                                   brush=pg.mkBrush(color), pen=pg.mkPen(edge, width=(1.5 if bar.bold else 1.0) * s))
+            item.setZValue(10)
+            plot.addItem(item)
+            self._items.append(item)
+            if bar.text:
+                text = pg.TextItem(bar.text, anchor=(-0.04, 0.5), color=theme.ink)
+                bold = QFont(font)
+                bold.setBold(bar.bold)
+                text.setFont(bold)
+                text.setZValue(30)
+                text.setPos(QPointF(max(bar.value, 0.0), -i))
+                plot.addItem(text, ignoreBounds=True)
+                self._items.append(text)
+        self.setMinimumHeight(self.minimum_height_for_rows())  # a scroll area around it scrolls instead
+        self._fit_range()
+
+    def _fit_range(self, *_args) -> None:
+        """x from 0 to just past the longest bar with its text: each text's width in pixels is
+        turned into data units at the plot's width, so no text runs past the right edge."""
+        bars = self._bars
+        if not bars:
+            return
+        vb = self.getPlotItem().getViewBox()
+        plot_px = vb.width() if vb.width() > 100 else 400.0
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * th.scale_factor(self.presentation()))
+        bold = QFont(font)
+        bold.setBold(True)
+        top = max((b.value for b in bars), default=0.0) or 1.0
+        need = top * 1.02
+        for bar in bars:
+            width = QFontMetricsF(bold if bar.bold else font).horizontalAdvance(bar.text) + 16.0 if bar.text else 0.0
+            share = min(width / plot_px, 0.8)
+            need = max(need, max(bar.value, 0.0) / (1.0 - share))
+        vb.setRange(xRange=(0.0, need), yRange=(-(len(bars) - 1) - 0.6, 0.6), padding=0.0)
+
+    def minimum_height_for_rows(self) -> int:
+        """Height (px) at which every row's label has room: a line of tick text and a gap per row,
+        plus the title and the x axis."""
+        s = th.scale_factor(self.presentation())
+        font = QFont()
+        font.setPointSizeF(th.BASE_TICK_FONT_PT * s)
+        line = QFontMetricsF(font).height()
+        return int(len(self._bars) * line * 1.2 + 110 * s)
+
+    def _restyle(self) -> None:
+        super()._restyle()
+        self.axis("left").setGrid(False)  # no row lines through the bars; the x grid stays
+        if getattr(self, "_bars", None):
+            self._draw()
+
+
+__all__ = ["Bar", "HBarChart", "INK"]
