@@ -40,7 +40,7 @@ import functools
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -113,6 +113,76 @@ class PresetRecord:
     vendor: str
     builtin: bool
     modified: datetime
+
+
+class ScenarioListing(Sequence[ScenarioRecord]):
+    """The saved scenarios as :meth:`Project.list_scenarios` lists them, read by one query
+    (:meth:`Project.list_scenarios_with_problems`), with each one's problem on demand."""
+
+    def __init__(self, project: Project, records: list[ScenarioRecord],
+                 stored: dict[int, tuple[str, str, object, object]]) -> None:
+        self._project = project
+        self.records = records
+        # id -> (kind, name, notes, payload) as read, dropped once the scenario is checked
+        self._stored = stored
+        self._problems: dict[int, str | None] = {}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.records[index]
+
+    def __iter__(self) -> Iterator[ScenarioRecord]:
+        return iter(self.records)
+
+    def problem(self, ref: int | ScenarioRecord) -> str | None:
+        """Why the listed scenario ``ref`` (id or record) cannot be loaded, or None: what
+        :meth:`Project.problem_of` says. The first ask about a scenario parses its payload
+        (~40 us); an id that was not listed gives None."""
+        sid = ref.id if isinstance(ref, ScenarioRecord) else ref
+        project = self._project
+        if project.closed:
+            return self._problems.get(sid)
+        if project._checked:  # the project has looked at every payload: its record holds
+            entry = project._invalid_scenarios.get(sid)
+            return entry[2] if entry else None
+        if sid in self._problems:
+            return self._problems[sid]
+        row = self._stored.pop(sid, None)
+        if row is None:
+            return None
+        problem = self._problems[sid] = self._check(sid, *row)
+        return problem
+
+    def _check(self, sid: int, kind: str, name: str, notes: object, payload: object) -> str | None:
+        # Text is read leniently (U+FFFD for bytes that are not UTF-8); only a value that shows
+        # U+FFFD needs its stored bytes looked at, as Project.problems does for every row.
+        if any(isinstance(v, str) and "\ufffd" in v for v in (kind, name, notes, payload)):
+            raw = ", ".join(_RAW_COLUMNS.format(c) for c in ("kind", "name", "notes", "payload"))
+            self._project._raw_commit()
+            columns = self._project._memory.execute(f"SELECT {raw} FROM scenarios WHERE id = ?", (sid,)).fetchone()
+            return _stored_scenario_problem(kind, list(columns)) if columns is not None else None
+        if isinstance(payload, bytes):  # a BLOB of UTF-8 JSON is read
+            text, problem = _payload_text("blob", payload)
+        elif isinstance(payload, str):
+            text, problem = payload, None
+        else:
+            text, problem = _payload_text("null" if payload is None else "integer", None)
+        return problem or _scenario_problem(kind, text)
+
+
+def _stored_scenario_problem(kind: str, columns: list[Any]) -> str | None:
+    """The problem ``Project._validate_items`` records for one scenario row, from its stored
+    types and bytes (typeof and raw bytes of kind, name, notes and payload)."""
+    kind_type, kind_raw, name_type, name_raw, notes_type, notes_raw, payload_type, payload_raw = columns
+    problem = (_text_problem(kind_type, kind_raw, "kind") or _text_problem(name_type, name_raw, "name")
+               or (_text_problem(notes_type, notes_raw, "notes") if notes_type == "text" else None))
+    if problem is None:
+        payload, problem = _payload_text(payload_type, payload_raw)
+    if problem is None:
+        problem = _scenario_problem(kind, payload)
+    return problem or None
 
 
 def _scenarios_module():
@@ -825,6 +895,31 @@ class Project:
         ]
 
     @_guarded
+    def list_scenarios_with_problems(self, kind: str | None = None) -> ScenarioListing:
+        """:meth:`list_scenarios` and each scenario's problem, from one query.
+
+        The problems are found lazily: :meth:`ScenarioListing.problem` parses a scenario's
+        payload (read by the same query) the first time it is asked about, so a browser of
+        10,000 scenarios fills at once and checks only the rows it shows. Once the project
+        has looked at every payload (:attr:`problems`), its record is used and nothing is
+        parsed. The listing is a snapshot: list again after changing the project.
+        """
+        self._check_open()
+        query = ("SELECT id, kind, name, notes, modified, payload FROM scenarios "
+                 "WHERE typeof(kind) = 'text' AND typeof(name) = 'text'")
+        params: tuple[Any, ...] = ()
+        if kind is not None:
+            query += " AND kind = ?"
+            params = (kind,)
+        query += " ORDER BY kind, name"
+        self._raw_commit()
+        records, stored = [], {}
+        for sid, k, name, notes, modified, payload in self._memory.execute(query, params):
+            records.append(ScenarioRecord(sid, k, name, _as_text(notes), _parse_time(modified)))
+            stored[sid] = (k, name, notes, payload)
+        return ScenarioListing(self, records, stored)
+
+    @_guarded
     def problem_of(self, ref: Any) -> str | None:
         """Why the scenario ``ref`` (id, (kind, name) or record) cannot be loaded, or None."""
         row = self._scenario_row(ref)
@@ -1287,6 +1382,7 @@ def read_scenario_file(path: Path) -> tuple[Scenario, str, str]:
 
 __all__ = [
     "Project",
+    "ScenarioListing",
     "ScenarioRecord",
     "PresetRecord",
     "default_project_path",

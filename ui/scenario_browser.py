@@ -27,7 +27,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QFont, QKeyEvent, QPalette
+from PySide6.QtGui import QAction, QBrush, QFont, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QPlainTextEdit,
     QSizePolicy,
+    QStyle,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -144,12 +145,101 @@ def _error_text(exc: BaseException) -> str:
     return text[:1].upper() + text[1:]
 
 
+NOTES_ROLE = Qt.ItemDataRole.UserRole + 3  # the scenario's notes (searched by the filter)
+
+_DISPLAY = Qt.ItemDataRole.DisplayRole
+_TOOLTIP = Qt.ItemDataRole.ToolTipRole
+_FONT = Qt.ItemDataRole.FontRole
+_FOREGROUND = Qt.ItemDataRole.ForegroundRole
+_ALIGNMENT = Qt.ItemDataRole.TextAlignmentRole
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+class _ScenarioItem(QTreeWidgetItem):
+    """One saved scenario. Everything but the name is answered from the listed record when
+    the view (or a caller) asks: the modified date, the tooltip, and whether the scenario can
+    be opened, which parses its payload the first time a row is shown or asked about. A
+    browser of 10,000 scenarios fills without parsing any and checks only what it shows.
+
+    Made as ``_ScenarioItem([name])`` with ``record`` and ``order`` set after: a Python
+    ``__init__`` doubles what 10,000 items cost to make."""
+
+    record = None  # the storage.ScenarioRecord
+    order = (0, 0)  # (group, row): the tree's order, for the selection
+    _modified: tuple[str, str] | None = None  # (column text, tooltip), made when first asked
+    _problem: str | None | bool = False  # False: not checked yet
+
+    def problem(self) -> str | None:
+        if self._problem is False:
+            tree = self.treeWidget()
+            listing = getattr(tree, "listing", None)
+            try:
+                self._problem = listing.problem(self.record.id) if listing is not None else None
+            except ProjectError:
+                self._problem = None
+        return self._problem
+
+    def _modified_texts(self) -> tuple[str, str]:
+        if self._modified is None:
+            moment = _local_time(self.record.modified)
+            self._modified = (short_date(moment), f"Modified {moment.strftime('%Y-%m-%d %H:%M')}")
+        return self._modified
+
+    def data(self, column: int, role: int):
+        if role == _DISPLAY:
+            return self.record.name if column == _NAME_COLUMN else self._modified_texts()[0]
+        if role == ID_ROLE:
+            return self.record.id
+        if role == KIND_ROLE:
+            return self.record.kind
+        if role == NOTES_ROLE:
+            return self.record.notes
+        if role == PROBLEM_ROLE:
+            return self.problem()
+        if role == _FOREGROUND:
+            return self.treeWidget().problem_look()[0] if self.problem() else super().data(column, role)
+        if role == _FONT:
+            if column == _NAME_COLUMN and self.problem():
+                return self.treeWidget().problem_look()[1]
+            return super().data(column, role)
+        if role == _ALIGNMENT and column == _MODIFIED_COLUMN:
+            return _RIGHT
+        if role == _TOOLTIP:
+            if column == _MODIFIED_COLUMN:
+                return self._modified_texts()[1]
+            record, problem = self.record, self.problem()
+            if problem:
+                tip = f"{record.name}: cannot be opened.\n{problem}\n\nRename it, fix it elsewhere or delete it."
+            else:
+                tip = f"{record.name}\n\n{record.notes.strip() or 'No notes.'}"
+            return plain.tooltip(tip)
+        return super().data(column, role)
+
+
 class _ScenarioTree(QTreeWidget):
     """The tree, handling its own keys (no window shortcuts: nothing to clash with the menus)."""
 
     openKey = Signal()
     renameKey = Signal()
     deleteKey = Signal()
+
+    #: the storage listing the rows check their scenarios against (set by the browser)
+    listing = None
+    _look: tuple[QBrush, QFont] | None = None
+
+    def problem_look(self) -> tuple[QBrush, QFont]:
+        """The grey and the italic of a scenario that cannot be opened (one of each for all)."""
+        if self._look is None:
+            grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+            font = QFont(self.font())
+            font.setItalic(True)
+            self._look = (QBrush(grey), font)
+        return self._look
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt naming
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
+            self._look = None  # follows a theme change
+        super().changeEvent(event)
 
     _KEYS = {
         Qt.Key.Key_Return: "openKey",
@@ -195,6 +285,7 @@ class ScenarioBrowser(QWidget):
         self.setObjectName("scenarioBrowser")
         self._project = None
         self._groups: dict[str, QTreeWidgetItem] = {}
+        self._items: dict[int, _ScenarioItem] = {}  # scenario id -> its row
 
         self.open_action = self._action("Open", "Enter", "Open the scenario in its panel", self.open_selected)
         self.compare_action = self._action("Compare", "", "Compare two selected scenarios of the same kind "
@@ -246,7 +337,10 @@ class ScenarioBrowser(QWidget):
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(_NAME_COLUMN, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(_MODIFIED_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
+        # as wide as the widest date short_date writes, not ResizeToContents: that measures a
+        # thousand rows again after every change of the tree (and checks each one's scenario)
+        header.setSectionResizeMode(_MODIFIED_COLUMN, QHeaderView.ResizeMode.Fixed)
+        self._fit_modified_column()
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._show_context_menu)
         self.tree.itemDoubleClicked.connect(self._on_double_click)
@@ -282,6 +376,25 @@ class ScenarioBrowser(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt naming
         return QSize(320, 600)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt naming
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_modified_column()
+        super().changeEvent(event)
+
+    def _fit_modified_column(self) -> None:
+        """The Modified column's width: its widest possible text in the tree's font ("88:88",
+        "28 Sep", "8888-88-88" for the widest digit), or its title, whichever is wider."""
+        metrics = self.tree.fontMetrics()
+        digit = max("0123456789", key=metrics.horizontalAdvance)
+        months = {datetime(2000, month, 28).strftime("%b") for month in range(1, 13)}
+        texts = [f"{digit * 2}:{digit * 2}", f"{digit * 4}-{digit * 2}-{digit * 2}",
+                 *(f"{digit * 2} {month}" for month in months)]
+        margin = 2 * (self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self.tree) + 1)
+        header = self.tree.header()
+        width = max(max(metrics.horizontalAdvance(t) for t in texts) + margin + 4,
+                    header.sectionSizeFromContents(_MODIFIED_COLUMN).width())
+        header.resizeSection(_MODIFIED_COLUMN, width)
+
     # -- project -------------------------------------------------------------------------------
     def project(self):
         return self._project
@@ -293,7 +406,11 @@ class ScenarioBrowser(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the project, keeping the selection, the current item and collapsed groups."""
+        """Re-read the project, keeping the selection, the current item and collapsed groups.
+
+        One storage query lists the scenarios (``Project.list_scenarios_with_problems``);
+        the groups are filled while out of the tree and go in with one insertion, so the view
+        lays out once; each row checks its scenario when first shown (:class:`_ScenarioItem`)."""
         selected = set(self.selected_ids())
         current = self.current_id()
         collapsed = {kind for kind, item in self._groups.items() if not item.isExpanded()}
@@ -301,6 +418,8 @@ class ScenarioBrowser(QWidget):
         try:
             self.tree.clear()
             self._groups = {}
+            self._items = {}
+            self.tree.listing = None
             project = self._project
             if project is None or getattr(project, "closed", False):
                 self.tree.setEnabled(False)
@@ -308,33 +427,44 @@ class ScenarioBrowser(QWidget):
                 return
             self.tree.setEnabled(True)
             self.filter_edit.setEnabled(True)
-            records = project.list_scenarios()
+            listing = self.tree.listing = project.list_scenarios_with_problems()
             from ui.panels import kind_labels
 
             known = list(kind_labels())
-            kinds = known + sorted({r.kind for r in records} - set(known))
+            kinds = known + sorted({r.kind for r in listing} - set(known))
             bold = QFont(self.tree.font())
             bold.setBold(True)
+            children: dict[str, list[QTreeWidgetItem]] = {kind: [] for kind in kinds}
+            items = self._items
+            rank = {kind: n for n, kind in enumerate(kinds)}
+            for n, record in enumerate(listing):
+                item = _ScenarioItem([record.name])
+                item.record = record
+                item.order = (rank[record.kind], n)
+                children[record.kind].append(item)
+                items[record.id] = item
+            groups = []
             for kind in kinds:
-                group = QTreeWidgetItem(self.tree)
+                group = QTreeWidgetItem()
                 group.setData(0, ID_ROLE, None)
                 group.setData(0, KIND_ROLE, kind)
                 group.setFont(_NAME_COLUMN, bold)
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
-                group.setFirstColumnSpanned(True)
+                group.addChildren(children[kind])
                 self._groups[kind] = group
-            for record in records:
-                self._add_scenario_item(self._groups[record.kind], record)
-            for kind, group in self._groups.items():
-                group.setExpanded(kind not in collapsed)
-            self._apply_filter(self.filter_edit.text())
-            current_item = None
-            for item in self._scenario_items():
-                sid = item.data(0, ID_ROLE)
-                if sid in selected:
+                groups.append(group)
+            self.tree.addTopLevelItems(groups)
+            for group in groups:
+                group.setFirstColumnSpanned(True)
+            self.tree.expandAll()  # one layout, not one per group
+            for kind in collapsed & self._groups.keys():
+                self._groups[kind].setExpanded(False)
+            self._apply_filter(self.filter_edit.text(), fresh=True)
+            current_item = items.get(current) if current is not None else None
+            for sid in selected:
+                item = items.get(sid)
+                if item is not None and not item.isHidden():
                     item.setSelected(True)
-                if sid == current:
-                    current_item = item
             if current_item is not None:
                 self.tree.setCurrentItem(current_item, 0, QItemSelectionModel.SelectionFlag.NoUpdate)
             elif self.tree.topLevelItemCount():
@@ -342,35 +472,6 @@ class ScenarioBrowser(QWidget):
         finally:
             self.tree.blockSignals(False)
             self._update_actions()
-
-    def _add_scenario_item(self, group: QTreeWidgetItem, record) -> QTreeWidgetItem:
-        item = QTreeWidgetItem(group)
-        item.setText(_NAME_COLUMN, record.name)
-        modified = _local_time(record.modified)
-        item.setText(_MODIFIED_COLUMN, short_date(modified))
-        item.setTextAlignment(_MODIFIED_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        item.setData(0, ID_ROLE, record.id)
-        item.setData(0, KIND_ROLE, record.kind)
-        item.setData(0, Qt.ItemDataRole.UserRole + 3, record.notes)
-        try:
-            problem = self._project.problem_of(record.id)
-        except ProjectError:
-            problem = None
-        item.setData(0, PROBLEM_ROLE, problem)
-        modified_text = f"Modified {modified.strftime('%Y-%m-%d %H:%M')}"
-        if problem:
-            tip = f"{record.name}: cannot be opened.\n{problem}\n\nRename it, fix it elsewhere or delete it."
-            grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
-            for column in (_NAME_COLUMN, _MODIFIED_COLUMN):
-                item.setForeground(column, grey)
-            font = QFont(self.tree.font())
-            font.setItalic(True)
-            item.setFont(_NAME_COLUMN, font)
-        else:
-            tip = f"{record.name}\n\n{record.notes.strip() or 'No notes.'}"
-        item.setToolTip(_NAME_COLUMN, plain.tooltip(tip))
-        item.setToolTip(_MODIFIED_COLUMN, modified_text)
-        return item
 
     # -- look-ups ------------------------------------------------------------------------------
     def _scenario_items(self) -> list[QTreeWidgetItem]:
@@ -382,17 +483,17 @@ class ScenarioBrowser(QWidget):
 
     def item_for(self, scenario_id: int) -> QTreeWidgetItem | None:
         """The tree item of a scenario (for tests and for the window to reveal one)."""
-        for item in self._scenario_items():
-            if item.data(0, ID_ROLE) == scenario_id:
-                return item
-        return None
+        return self._items.get(scenario_id)
 
     def group_item(self, kind: str) -> QTreeWidgetItem | None:
         return self._groups.get(kind)
 
     def _selected_items(self) -> list[QTreeWidgetItem]:
         # in the tree's order, not the order of clicking
-        return [item for item in self._scenario_items() if item.isSelected() and not item.isHidden()]
+        selected = [item for item in self.tree.selectedItems()
+                    if isinstance(item, _ScenarioItem) and not item.isHidden()]
+        selected.sort(key=lambda item: item.order)
+        return selected
 
     def selected_ids(self) -> list[int]:
         return [item.data(0, ID_ROLE) for item in self._selected_items()]
@@ -437,19 +538,28 @@ class ScenarioBrowser(QWidget):
         return self.message.message_text()
 
     # -- filtering -----------------------------------------------------------------------------
-    def _apply_filter(self, text: str) -> None:
+    def _apply_filter(self, text: str, fresh: bool = False) -> None:
+        """Show the scenarios whose name or notes hold every word of ``text``. ``fresh``: the
+        items were just made (all shown, none selected), so without words nothing changes."""
         words = text.casefold().split()
         for kind, group in self._groups.items():
-            shown = 0
-            for i in range(group.childCount()):
-                item = group.child(i)
-                haystack = f"{item.text(_NAME_COLUMN)}\n{item.data(0, Qt.ItemDataRole.UserRole + 3) or ''}"
-                visible = all(word in haystack.casefold() for word in words)
-                item.setHidden(not visible)
-                if not visible and item.isSelected():
-                    item.setSelected(False)
-                shown += visible
             total = group.childCount()
+            shown = total
+            if words or not fresh:
+                shown = 0
+                for i in range(total):
+                    item = group.child(i)
+                    if words:
+                        record = item.record
+                        haystack = f"{record.name}\n{record.notes}".casefold()
+                        visible = all(word in haystack for word in words)
+                    else:
+                        visible = True
+                    if item.isHidden() == visible:
+                        item.setHidden(not visible)
+                    if not visible and item.isSelected():
+                        item.setSelected(False)
+                    shown += visible
             if words:
                 group.setText(_NAME_COLUMN, f"{kind_label(kind)} ({shown} of {total})")
                 group.setHidden(shown == 0)
@@ -614,7 +724,7 @@ class ScenarioBrowser(QWidget):
         if item is None or self._project is None:
             return
         sid = int(item.data(0, ID_ROLE))
-        old = item.data(0, Qt.ItemDataRole.UserRole + 3) or ""
+        old = item.data(0, NOTES_ROLE) or ""
         notes = ask_notes(self, f"Notes for {item.text(_NAME_COLUMN)}", old)
         if notes is None or notes == old:
             return
