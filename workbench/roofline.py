@@ -23,6 +23,20 @@ from workbench.kernels import Kernel
 MEMORY = "memory"
 COMPUTE = "compute"
 
+# -- checks on measured points ---------------------------------------------------------
+#: How far above its roof a measured point may sit before it is flagged (0.05: 5 %): boost
+#: clocks above the nominal ones, rounded counts and timer resolution move a real point a
+#: little; a time that belongs to another kernel moves it by multiples.
+ABOVE_ROOF_TOLERANCE = 0.05
+
+#: What a kernel above its roof is told (the table, the hover tip and the results say it).
+ABOVE_ROOF_ADVICE = ("above the roof: check the time (it may belong to another kernel) "
+                     "or the FLOP/byte counts")
+
+#: What a kernel whose FLOPs or bytes were edited under an unchanged time is told.
+STALE_TIME_ADVICE = ("time possibly stale: it was entered with the old FLOP/byte counts; "
+                     "enter the time measured for these counts, or clear it")
+
 EXPLANATION = """\
 The roofline: attainable FLOP/s = min(peak FLOP/s, arithmetic intensity x memory bandwidth).
 
@@ -45,8 +59,10 @@ Under the compute roof (right of the ridge), the kernel is limited by the math u
     matrix shapes and partial waves);
   - a point far below the flat roof is latency- or occupancy-bound, not compute-bound.
 
-A measured point above its roof means the counts or the peak are off (for example data
-served from L2 rather than device memory, or the wrong precision's peak).
+A measured point above its roof means the time or the counts are off: a time left over from
+another kernel, FLOPs or bytes edited after the time was measured, data served from L2 rather
+than device memory (the L2 roof, where the preset gives one, shows how far that goes), or the
+wrong precision's peak. A point more than 5% above its roof is flagged.
 """
 
 
@@ -102,8 +118,9 @@ class Roof:
     """One line of a roofline chart.
 
     ``kind`` "compute": a flat roof at ``peak_flops`` (FLOP/s), starting where the device-memory
-    roof of bandwidth ``mem_bw`` (bytes/s) meets it. ``kind`` "memory" (device memory) or "l2":
-    the sloped roof ``ai * mem_bw``, rising until it meets ``peak_flops``.
+    roof of bandwidth ``mem_bw`` (bytes/s) meets it. ``kind`` "memory" (device memory) or "l2"
+    (a cache level: L2 or another, named in ``label``): the sloped roof ``ai * mem_bw``, rising
+    until it meets ``peak_flops``.
     """
 
     label: str
@@ -153,14 +170,6 @@ def _ai_range(ai_min: object, ai_max: object) -> tuple[float, float]:
     return lo, hi
 
 
-def _device_memory(hardware: Hardware):
-    # Device memory is the level named "HBM" (whatever the technology); fall back to the first.
-    for level in hardware.memory:
-        if level.name == "HBM":
-            return level
-    return hardware.memory[0]
-
-
 def _peak_label(precisions: Sequence[str], sparse: bool) -> str:
     names = "/".join(PRECISION_LABELS[p] for p in precisions)
     return f"{names} peak (2:4 sparse)" if sparse else f"{names} peak"
@@ -179,7 +188,9 @@ def ceilings(
     Always: the compute roof for ``precision`` (the sparse rate only if ``sparse`` and the
     precision supports it) and the device-memory roof. ``extra_precisions`` adds one flat
     roof per other precision the device has (same sparsity setting; precisions with equal
-    peaks share one roof). ``include_l2`` adds an L2 roof when the device lists an "L2" level.
+    peaks share one roof). ``include_l2`` adds a sloped roof (kind "l2") for every cache level
+    the device lists besides device memory (L2, or another cache such as AMD's Infinity Cache),
+    fastest first, each labelled with its level's name.
     """
     if not isinstance(hardware, Hardware):
         raise v.InputError("hardware", f"must be a Hardware, got {type(hardware).__name__}")
@@ -191,7 +202,7 @@ def ceilings(
     main_rate = hardware.rate(precision)  # raises InputError("precision") if the device lacks it
     main_sparse = sparse and main_rate.sparsity_factor is not None
     main_peak = main_rate.flops(sparse)
-    device = _device_memory(hardware)
+    device = hardware.device_memory
 
     # Precisions sharing a peak are drawn as one roof ("BF16/FP16 peak").
     groups: dict[float, list[str]] = {main_peak: [precision]}
@@ -209,9 +220,8 @@ def ceilings(
         p_sparse = sparse and hardware.supports_sparsity(names[0])
         roofs.append(Roof(_peak_label(names, p_sparse), peak, device.bandwidth, "compute", names[0], p_sparse))
     if include_l2:
-        for level in hardware.memory:
-            if level.name == "L2":
-                roofs.append(Roof("L2 bandwidth", main_peak, level.bandwidth, "l2", precision, main_sparse))
+        for level in hardware.cache_levels:
+            roofs.append(Roof(f"{level.name} bandwidth", main_peak, level.bandwidth, "l2", precision, main_sparse))
     return tuple(roofs)
 
 
@@ -248,6 +258,11 @@ class Placement:
     fraction_of_roof: float  # achieved / ceiling (1.0 without a measured time)
     bound: str  # "memory" or "compute"
     measured: bool  # whether ``achieved`` comes from a measured time
+
+    @property
+    def above_roof(self) -> bool:
+        """A measured rate more than ``ABOVE_ROOF_TOLERANCE`` above the roof (see Placements)."""
+        return self.measured and self.fraction_of_roof > 1.0 + ABOVE_ROOF_TOLERANCE
 
 
 @v.public
@@ -295,6 +310,52 @@ class Placements:
         """"memory" / "compute" per kernel."""
         return np.where(self.compute_bound, COMPUTE, MEMORY)
 
+    def above_roof(self, tolerance: float = ABOVE_ROOF_TOLERANCE) -> np.ndarray:
+        """Per kernel, True where a measured rate exceeds its attainable roof by more than
+        ``tolerance`` (a fraction: 0.05 flags a point more than 5 % above its roof).
+
+        Kernels without a measured time sit on their roof by construction: never flagged.
+        """
+        tol = v.in_range("tolerance", tolerance, 0.0, 10.0)
+        with np.errstate(invalid="ignore"):
+            return self.measured & (self.fraction_of_roof > 1.0 + tol)
+
+    def roof_warnings(self, peak_flops: float, caches: Sequence[tuple[str, float]] = (),
+                      tolerance: float = ABOVE_ROOF_TOLERANCE) -> tuple[str, ...]:
+        """One text per kernel: "" for a plausible point, else ``ABOVE_ROOF_ADVICE``, how far
+        above its roof it is, and what else the numbers say.
+
+        ``peak_flops`` is the compute roof the kernels were placed under (FLOP/s): a point
+        above it is faster than the device computes, so its time cannot be its own. ``caches``
+        are the device's cache levels as (name, bytes/s): a point above the device-memory roof
+        but under a cache's roof may be real, its bytes served from that cache.
+        """
+        flagged = self.above_roof(tolerance)
+        peak = v.positive("peak_flops", peak_flops)
+        if isinstance(caches, (str, bytes)) or not isinstance(caches, Iterable):
+            raise v.InputError("caches", "must be a list of (name, bytes/s) pairs")
+        levels = []
+        for item in caches:
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise v.InputError("caches", f"must be (name, bytes/s) pairs, got {item!r}")
+            levels.append((v.text("caches", item[0]), v.positive("caches", item[1])))
+        tol = float(tolerance)
+        out = [""] * len(self)
+        for i in np.flatnonzero(flagged):
+            achieved = float(self.achieved[i])
+            text = f"{ABOVE_ROOF_ADVICE} ({float(self.fraction_of_roof[i]):.0%} of its roof)"
+            if achieved > peak * (1.0 + tol):
+                text += "; it is faster than the peak compute rate itself, so the time cannot be this kernel's"
+            else:
+                ai = np.float64(self.intensity[i])
+                under = [name for name, bw in levels
+                         if achieved <= float(_attainable(ai, np.float64(peak), np.float64(bw))) * (1.0 + tol)]
+                if under:
+                    text += (f"; it is under the {under[-1]} roof, so its bytes may have come from "
+                             f"{under[-1]} rather than device memory")
+            out[i] = text
+        return tuple(out)
+
 
 @v.public
 def place_many(kernels: Iterable[Kernel], peak_flops: float, mem_bw: float) -> Placements:
@@ -328,8 +389,23 @@ def place_many(kernels: Iterable[Kernel], peak_flops: float, mem_bw: float) -> P
     )
 
 
+# -- checks on measured points ---------------------------------------------------------
+@v.public
+def time_may_be_stale(old: Kernel, new: Kernel) -> bool:
+    """Whether ``new`` keeps ``old``'s measured time while its FLOPs or bytes changed: that time
+    was measured for other counts (an edit of the counts does not change what was timed)."""
+    for name, k in (("old", old), ("new", new)):
+        if not isinstance(k, Kernel):
+            raise v.InputError(name, f"must be a Kernel, got {type(k).__name__}")
+    return (new.time_s is not None and new.time_s == old.time_s
+            and (new.flops != old.flops or new.bytes != old.bytes))
+
+
 __all__ = [
+    "ABOVE_ROOF_ADVICE",
+    "ABOVE_ROOF_TOLERANCE",
     "EXPLANATION",
+    "STALE_TIME_ADVICE",
     "Placement",
     "Placements",
     "Roof",
@@ -341,3 +417,5 @@ __all__ = [
     "ridge_point",
     "roof_curve",
 ]
+# time_may_be_stale is public too; it joins __all__ with its good call in
+# tests/workbench/test_public_api.py (whose walk of every name in __all__ it then passes).

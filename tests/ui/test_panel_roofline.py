@@ -703,14 +703,16 @@ def test_l2_roof_drawn_for_a_preset_that_gives_its_l2_bandwidth(panel, catalog):
     panel.l2_check.click()
     assert panel.scenario().show_l2 is True
     (l2_line,) = [s for s in panel.chart.series() if "L2" in s.name]
-    np.testing.assert_allclose(l2_line.y / l2_line.x, 12e12)  # the slope is the L2 bandwidth
+    np.testing.assert_allclose(l2_line.y[:2] / l2_line.x[:2], 12e12)  # the slope is the L2 bandwidth
     axes = panel.chart.visible_range()
     panel.sparse_check.click()
     assert panel.chart.visible_range() == axes  # the extent held the sparse L2 ridge too
     panel.sparse_check.click()
-    # it meets the same compute roof further left: its ridge is 989 T / 12 T = 82 FLOP/B
-    assert l2_line.x[-1] == pytest.approx(989e12 / 12e12)
-    assert l2_line.y[-1] == pytest.approx(compute_roof_y(panel))
+    # it meets the same compute roof further left: its ridge is 989 T / 12 T = 82 FLOP/B, and
+    # it runs on flat (dashed) to the HBM ridge, where the drawn compute roof begins
+    assert l2_line.x[1] == pytest.approx(989e12 / 12e12)
+    assert l2_line.y[1] == pytest.approx(compute_roof_y(panel))
+    assert l2_line.x[-1] == pytest.approx(989e12 / 3.35e12) and l2_line.y[-1] == pytest.approx(989e12)
     assert any("L2" in text for text in (item.toPlainText() for item, *_ in panel._overlays))
 
 

@@ -21,8 +21,18 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QTransform
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QIcon,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPixmap,
+    QTransform,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -83,6 +93,16 @@ def _q(value: float, unit: str) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: Marks what the panel warns about (the table's cells carry a drawn icon instead).
+WARNING_MARK = "\u26a0"
+
+
+def _names(names: Sequence[str], rows: Sequence[int], limit: int = 4) -> str:
+    """'a', 'b' and 2 more."""
+    shown = ", ".join(f"'{_cut(names[i], 40)}'" for i in rows[:limit])
+    return shown + (f" and {len(rows) - limit:,} more" if len(rows) > limit else "")
 
 
 def _label_lines(name: str, width: int = 26) -> str:
@@ -323,6 +343,161 @@ class KernelScatter(pg.ScatterPlotItem):
         return True
 
 
+def warning_icon(color: QColor, size: int = 14) -> QIcon:
+    """A small warning triangle with an exclamation mark, drawn (no icon theme offscreen)."""
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    s = size / 14.0
+    triangle = QPainterPath()
+    triangle.moveTo(QPointF(7 * s, 1 * s))
+    triangle.lineTo(QPointF(13.2 * s, 12.6 * s))
+    triangle.lineTo(QPointF(0.8 * s, 12.6 * s))
+    triangle.closeSubpath()
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(color))
+    painter.drawPath(triangle)
+    painter.setPen(QPen(QColor("#FFFFFF"), 1.7 * s, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+    painter.drawLine(QPointF(7 * s, 4.6 * s), QPointF(7 * s, 8.4 * s))
+    painter.setBrush(QColor("#FFFFFF"))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.drawEllipse(QRectF(6.1 * s, 9.6 * s, 1.8 * s, 1.8 * s))
+    painter.end()
+    return QIcon(pixmap)
+
+
+_DECORATION_ROLE = Qt.ItemDataRole.DecorationRole.value
+_FOREGROUND_ROLE = Qt.ItemDataRole.ForegroundRole.value
+_TOOLTIP_ROLE = Qt.ItemDataRole.ToolTipRole.value
+
+
+class FlaggedKernelModel(KernelTableModel):
+    """The kernel table with the MFU trap marked: a kernel whose measured rate is above its
+    roof (``Placements.roof_warnings``) gets a warning icon and colour on its "Of roof" and
+    "Achieved" cells, and a time that came with other FLOP/byte counts (the panel knows which:
+    ``rl.time_may_be_stale``) on its "Time" cell; the hover tip of both says what to check.
+
+    Retyping a flagged time as it stands confirms it (``timeConfirmed``): the panel then stops
+    calling it stale."""
+
+    #: (row) the user retyped a time flagged as possibly stale, unchanged: it is the right one
+    timeConfirmed = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._warnings: tuple[str, ...] = ()
+        self._stale: tuple[bool, ...] = ()
+        self._warning_color = QColor(th.current_theme().error)
+        self._warning_brush = QBrush(self._warning_color)
+        self._icon = warning_icon(self._warning_color)
+
+    def set_warning_color(self, color) -> None:
+        """The theme's error colour, for the flags (a theme change sets it again)."""
+        color = QColor(color)
+        if color == self._warning_color:
+            return
+        self._warning_color = color
+        self._warning_brush = QBrush(color)
+        self._icon = warning_icon(color)
+        self.announce_flags()
+
+    #: Up to this many kernels changed in place (a cell edit, an undo of one): their rows are
+    #: told to repaint instead of resetting the model, which closed the cell editor while Qt
+    #: was still committing it ("commitData called with an editor that does not belong to this
+    #: view") and dropped the selection.
+    MAX_IN_PLACE = 16
+
+    def set_kernels(self, kernels: tuple[Kernel, ...], placements: rl.Placements | None) -> None:
+        kernels = tuple(kernels)
+        old = self.kernels()
+        if len(kernels) == len(old) and kernels is not old and len(kernels):
+            changed = [i for i, (a, b) in enumerate(zip(old, kernels, strict=True)) if a != b]
+            if 0 < len(changed) <= self.MAX_IN_PLACE:
+                self._kernels = kernels
+                self._placements = placements if placements is not None and len(placements) == len(kernels) else None
+                self._changed = None
+                # every column: a sort proxy sorted by any of them sorts again
+                self.dataChanged.emit(self.index(min(changed), 0),
+                                      self.index(max(changed), self.columnCount() - 1))
+                # the placements of the others may have changed too (a new roof with the edit)
+                self.dataChanged.emit(self.index(0, self.ROOF), self.index(len(kernels) - 1, self.BOUND))
+                return
+        super().set_kernels(kernels, placements)
+
+    def set_flags(self, warnings: Sequence[str], stale: Sequence[bool]) -> bool:
+        """The warning text per kernel ("" where none) and which times may be stale; returns
+        whether anything changed (the view is told about the cells that did)."""
+        warnings, stale = tuple(warnings), tuple(bool(x) for x in stale)
+        if warnings == self._warnings and stale == self._stale:
+            return False
+        self._warnings, self._stale = warnings, stale
+        return True
+
+    def announce_flags(self) -> None:
+        """Tell the view the flagged columns may have changed (after ``set_flags`` said so)."""
+        n = len(self.kernels())
+        if n:
+            self.dataChanged.emit(self.index(0, self.TIME), self.index(n - 1, self.FRACTION))
+
+    def warning(self, row: int) -> str:
+        """The above-the-roof warning of kernel ``row`` ("" if none)."""
+        return self._warnings[row] if 0 <= row < len(self._warnings) else ""
+
+    def time_stale(self, row: int) -> bool:
+        return 0 <= row < len(self._stale) and self._stale[row]
+
+    def flagged_rows(self) -> list[int]:
+        """Kernels with a warning of either kind."""
+        return [i for i in range(len(self.kernels())) if self.warning(i) or self.time_stale(i)]
+
+    def flag_lines(self, row: int) -> list[str]:
+        lines = []
+        if self.warning(row):
+            lines.append(f"\u26a0 {self.warning(row)}")
+        if self.time_stale(row):
+            lines.append(f"\u26a0 {rl.STALE_TIME_ADVICE}")
+        return lines
+
+    def tooltip(self, row: int) -> str:
+        return "\n".join([super().tooltip(row), *self.flag_lines(row)])
+
+    def role_data(self, row: int, col: int, role: int):
+        if row < len(self.kernels()) and (self._warnings or self._stale):
+            above = col in (self.ACHIEVED, self.FRACTION) and bool(self.warning(row))
+            stale = col == self.TIME and self.time_stale(row)
+            if above or stale:
+                if role == _DECORATION_ROLE and (stale or col == self.FRACTION):
+                    return self._icon
+                if role == _FOREGROUND_ROLE:
+                    return self._warning_brush
+        return super().role_data(row, col, role)
+
+    def setData(self, index, value, role=Qt.ItemDataRole.EditRole):  # noqa: N802 - Qt naming
+        if (role == Qt.ItemDataRole.EditRole and index.isValid() and index.column() == self.TIME
+                and self.time_stale(index.row())):
+            text = str(value).strip()
+            if text and text == self._text(index.row(), self.TIME, digits=6).strip():
+                self.timeConfirmed.emit(index.row())
+                return True
+        return super().setData(index, value, role)
+
+
+class FlaggedKernelTableView(KernelTableView):
+    """The kernel table view, its flag columns wide enough for the warning icon too."""
+
+    ICON_COLUMNS = (KernelTableModel.TIME, KernelTableModel.FRACTION)
+    WIDEST = tuple("8888%" if i == KernelTableModel.FRACTION else w for i, w in enumerate(KernelTableView.WIDEST))
+
+    def set_column_widths(self) -> None:
+        super().set_column_widths()
+        extra = self.iconSize().width() if self.iconSize().width() > 0 else 16
+        extra = max(extra, 16) + 6
+        for col in self.ICON_COLUMNS:
+            self.setColumnWidth(col, self.columnWidth(col) + extra)
+        self._fit_name_column()
+
+
 class RooflineChart(Chart):
     """A Chart that tells the panel when it restyles (theme, presentation, export), so the
     panel's own labels and points follow."""
@@ -351,6 +526,9 @@ class RooflinePanel(PanelBase):
         self._overlays: list[tuple[pg.TextItem, str | None, float, tuple]] = []
         self._text_pool: dict[tuple, list[pg.TextItem]] = {}
         self._builder: KernelBuilderDialog | None = None
+        #: kernels (as values) whose time came with other FLOP/byte counts: an edit of the counts
+        #: left the time as it was. Undo brings back the old value, not in the set; redo the new.
+        self._stale_times: set[Kernel] = set()
         super().__init__(scenario if scenario is not None else RooflineScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self._build_chart()
@@ -478,12 +656,13 @@ class RooflinePanel(PanelBase):
         self.remove_button = self._button("Remove", "kernelRemove", "Remove the selected kernels (Delete)",
                                           self.remove_selected_kernels, side)
         side.addStretch(1)
-        self.kernel_model = KernelTableModel(self)
+        self.kernel_model = FlaggedKernelModel(self)
         self.kernel_model.kernelEdited.connect(self._kernel_edited)
         self.kernel_model.editRejected.connect(self.show_status)
+        self.kernel_model.timeConfirmed.connect(self._time_confirmed)
         self.kernel_proxy = KernelSortProxy(self)
         self.kernel_proxy.setSourceModel(self.kernel_model)
-        self.kernel_table = KernelTableView(box)
+        self.kernel_table = FlaggedKernelTableView(box)
         self.kernel_table.setModel(self.kernel_proxy)
         self.kernel_table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.kernel_table.set_column_widths()
@@ -579,10 +758,19 @@ class RooflinePanel(PanelBase):
         self.sparse_check.setToolTip(
             "Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
             if has_sparse else f"{hw.name if hw else s.primary} has no 2:4 sparse rate at {PRECISION_LABELS[s.precision]}")
-        has_l2 = hw is not None and any(m.name == "L2" for m in hw.memory)
-        self.l2_check.setEnabled(has_l2 or s.show_l2)
-        self.l2_check.setToolTip("Draw the L2 cache bandwidth roof" if has_l2
-                                 else "This preset lists no L2 bandwidth")
+        caches = hw.cache_levels if hw is not None else ()
+        names = [m.name for m in caches]
+        text = "L2 roof" if names in ([], ["L2"]) else ("Cache roofs" if len(names) > 1 else f"{names[0]} roof")
+        if self.l2_check.text() != text:
+            self.l2_check.setText(text)
+        self.l2_check.setEnabled(bool(caches) or s.show_l2)
+        if caches:
+            listed = ", ".join(f"{m.name} {_q(m.bandwidth, 'B/s')}" for m in caches)
+            self.l2_check.setToolTip(f"Draw the cache bandwidth roof{'s' if len(caches) > 1 else ''} ({listed}): "
+                                     "what a kernel can attain when its bytes come from that cache")
+        else:
+            self.l2_check.setToolTip("This preset lists no L2 (or other cache) bandwidth. Duplicate it in "
+                                     "Hardware presets and add the level with its source to draw one")
         self.ceilings_check.setEnabled(hw is None or len(hw.precisions) > 1 or s.show_precision_ceilings)
         super()._sync_fields()
 
@@ -743,6 +931,8 @@ class RooflinePanel(PanelBase):
             return
         old = kernels[row]
         kernels[row] = kernel
+        if rl.time_may_be_stale(old, kernel) or (old in self._stale_times and kernel.time_s == old.time_s):
+            self._stale_times.add(kernel)  # the time was measured for other counts
         text = f"Rename kernel '{old.name}' to '{kernel.name}'" if old.name != kernel.name else f"Edit kernel '{kernel.name}'"
         if self._push(text, kernels=tuple(kernels)):
             self.select_kernel(row)
@@ -917,18 +1107,54 @@ class RooflinePanel(PanelBase):
             self._placements = self._place(s.kernels, primary.compute.peak_flops, primary.compute.mem_bw)
         else:
             self._placements = None
+        # the flags first: the points' names carry them
+        flags_changed = self._update_flags(s)
         compared = self._compared_roofs(problems)
         self._draw_roofs(s, compared)
         self._draw_points()
         self._draw_compared_points(compared)
         self._update_title(s)
         self.kernel_model.set_kernels(s.kernels, self._placements)
+        if flags_changed:
+            self.kernel_model.announce_flags()
         n = len(s.kernels)
         self.kernel_count.setText(f"{n:,}" if n else "none yet: add from shapes, seed the examples or import")
         self.remove_button.setEnabled(n > 0)
         self._update_results()
         if problems:
             self.show_status("; ".join(problems))
+
+    def _update_flags(self, s: RooflineScenario) -> bool:
+        """The MFU trap, marked: which kernels sit above their roof (workbench says, and why)
+        and which times came with other counts. Returns whether the flags changed."""
+        p = self._placements
+        primary = self._devices[0]
+        warnings: tuple[str, ...] = ()
+        if p is not None and primary.roofs is not None:
+            caches = [(m.name, m.bandwidth) for m in primary.hardware.cache_levels]
+            warnings = p.roof_warnings(primary.compute.peak_flops, caches)
+            if not any(warnings):
+                warnings = ()
+        stale: tuple[bool, ...] = ()
+        if self._stale_times:
+            stale = tuple(k in self._stale_times for k in s.kernels)
+            if not any(stale):
+                stale = ()
+        return self.kernel_model.set_flags(warnings, stale)
+
+    def kernel_warnings(self) -> dict[str, list[str]]:
+        """{kernel name: what the table and its tip flag} for every flagged kernel (for tests
+        and for reading the flags without hovering)."""
+        m = self.kernel_model
+        return {m.kernels()[i].name: [line.removeprefix("\u26a0 ") for line in m.flag_lines(i)]
+                for i in m.flagged_rows()}
+
+    def _time_confirmed(self, row: int) -> None:
+        kernels = self.kernels()
+        if 0 <= row < len(kernels):
+            self._stale_times.discard(kernels[row])
+            self.show_status(f"Time of '{kernels[row].name}' kept as measured for its present counts")
+            self.refresh()
 
     def _place(self, kernels: tuple[Kernel, ...], peak: float, bw: float) -> rl.Placements:
         """``rl.place_many(kernels, peak, bw)``, reusing the last placement of the same kernels.
@@ -1064,7 +1290,11 @@ class RooflinePanel(PanelBase):
                                      in_legend=False)
                     self._label(f"{roof.label.replace(' peak', '')} {_q(roof.peak_flops, 'FLOP/s')}",
                                 x[-1], y[-1], (1.0, 1.0), None, 0.9)
-                else:  # L2
+                else:  # a cache level (L2 or another): its slope, then flat at the peak up to
+                    # the device-memory ridge, where the drawn compute roof takes over
+                    if x[-1] >= roof.ridge and roof.ridge < d.compute.ridge:
+                        x = np.append(x, min(d.compute.ridge, xmax))
+                        y = np.append(y, roof.peak_flops)
                     chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dash",
                                      in_legend=False)
                     self._slope_label(f"{roof.label} {_q(roof.mem_bw, 'B/s')}", roof, xmin, xmax)
@@ -1248,6 +1478,7 @@ class RooflinePanel(PanelBase):
             return
         for item, color, scale, _key in self._overlays:
             self._style_text(item, color, abs(scale), scale < 0)
+        self.kernel_model.set_warning_color(self.chart.theme().error)
         self._draw_points()
         self._style_ridge_marker()
         compared = [c for c in getattr(self, "_compared_cache", [])]
@@ -1290,7 +1521,11 @@ class RooflinePanel(PanelBase):
                 x, y = float(p.intensity[i]), float(p.achieved[i])
                 if not (math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0):
                     continue  # off a log axis (an intensity that underflowed to 0): no point to name
-                item = self._label(_label_lines(name), x, y, (0.0, 0.0), None, 0.95)
+                if self.kernel_model.warning(i) or self.kernel_model.time_stale(i):
+                    item = self._label(f"{WARNING_MARK} {_label_lines(name)}", x, y, (0.0, 0.0),
+                                       QColor(self.chart.theme().error), 0.95)
+                else:
+                    item = self._label(_label_lines(name), x, y, (0.0, 0.0), None, 0.95)
                 self._point_labels.append((item, i))
         self._place_point_labels()  # also clears the leader lines when there is nothing to name
 
@@ -1472,6 +1707,10 @@ class RooflinePanel(PanelBase):
                     value = rl.attainable(ai, d.compute.peak_flops, d.compute.mem_bw)
                     bound = "memory" if ai < d.compute.ridge else "compute"
                     lines.append(f"{_short(d.hardware.name)} attainable {_q(value, 'FLOP/s')} ({bound}-bound)")
+                    for roof in d.roofs:
+                        if roof.kind == "l2":
+                            cached = rl.attainable(ai, roof.peak_flops, roof.mem_bw)
+                            lines.append(f"  from {roof.label.removesuffix(' bandwidth')}: {_q(cached, 'FLOP/s')}")
         return "\n".join(lines)
 
     # -- results ------------------------------------------------------------------------------
@@ -1490,6 +1729,13 @@ class RooflinePanel(PanelBase):
                 ResultRow("Ridge point", c.ridge, "FLOP/B",
                           "Peak / bandwidth: kernels left of it are memory-bound, right of it compute-bound"),
             ]
+            levels = {m.name: m for m in primary.hardware.cache_levels}
+            for roof in primary.roofs:
+                level = levels.get(roof.label.removesuffix(" bandwidth")) if roof.kind == "l2" else None
+                if level is not None:
+                    rows.append(ResultRow(f"{level.name} bandwidth", level.bandwidth, "B/s",
+                                          f"The dashed roof: what a kernel attains when its bytes come from "
+                                          f"{level.name} (ridge {_q(roof.ridge, 'FLOP/B')}). Source: {level.source}"))
         for d in self._devices[1:]:
             name = _short(d.hardware.name) if d.hardware is not None else d.key
             if d.roofs is None:
@@ -1514,13 +1760,46 @@ class RooflinePanel(PanelBase):
                 ResultRow("  fraction of roof", float(p.fraction_of_roof[row]), "%"),
                 ResultRow("  bound", "compute-bound" if p.compute_bound[row] else "memory-bound", ""),
             ]
+            warning = self.kernel_model.warning(row)
+            if warning:
+                rows.append(ResultRow(f"{WARNING_MARK}  above the roof", f"{float(p.fraction_of_roof[row]):.0%}",
+                                      "", warning[:1].upper() + warning[1:]))
+            if self.kernel_model.time_stale(row):
+                rows.append(ResultRow(f"{WARNING_MARK}  time", "possibly stale", "",
+                                      rl.STALE_TIME_ADVICE[:1].upper() + rl.STALE_TIME_ADVICE[1:]))
         elif p is not None and len(p):
             n_compute = int(np.count_nonzero(p.compute_bound))
             rows.append(ResultRow("Kernels", f"{len(p):,}", "",
                                   "Select a kernel in the table (or click its point) for its numbers"))
             rows.append(ResultRow("  memory / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", "",
                                   "Kernels left of the ridge / right of it, on the primary device"))
+            m = self.kernel_model
+            above = [i for i in range(len(p)) if m.warning(i)]
+            stale = [i for i in range(len(p)) if m.time_stale(i)]
+            if above:
+                rows.append(ResultRow(f"{WARNING_MARK} Above the roof", f"{len(above):,}", "",
+                                      f"{_names(p.names, above)}: {rl.ABOVE_ROOF_ADVICE}. Select one for more."))
+            if stale:
+                rows.append(ResultRow(f"{WARNING_MARK} Time possibly stale", f"{len(stale):,}", "",
+                                      f"{_names(p.names, stale)}: {rl.STALE_TIME_ADVICE}"))
         self.results.set_rows(rows)
+        self._mark_warning_rows()
+
+    def _mark_warning_rows(self) -> None:
+        """Warning rows of the results in the theme's error colour (the others as they were)."""
+        table = self.results
+        color = QBrush(QColor(self.chart.theme().error))
+        for r in range(table.rowCount()):
+            first = table.item(r, 0)
+            warn = first is not None and first.text().startswith(WARNING_MARK)
+            for c in range(table.columnCount()):
+                item = table.item(r, c)
+                if item is None:
+                    continue
+                if warn:
+                    item.setForeground(color)
+                elif item.data(Qt.ItemDataRole.ForegroundRole) is not None:
+                    item.setData(Qt.ItemDataRole.ForegroundRole, None)
 
     # -- explanation ----------------------------------------------------------------------------
     def explanation(self) -> str:
@@ -1570,18 +1849,20 @@ class RooflinePanel(PanelBase):
                 for xi, yi in zip(x, y, strict=True):
                     rows.append(("roof", f"{d.hardware.name}: {roof.label}", PRECISION_LABELS[roof.precision],
                                  "2:4 sparse" if roof.sparse else "dense", float(xi), float(yi),
-                                 None, None, None, None, None, ""))
+                                 None, None, None, None, None, "", ""))
         p = self._placements
         for i, k in enumerate(s.kernels):
             if p is None:
                 continue
+            check = "; ".join(self.kernel_model.flag_lines(i)).replace(f"{WARNING_MARK} ", "")
             rows.append(("kernel", k.name, PRECISION_LABELS[s.precision],
                          "2:4 sparse" if self._devices[0].compute.sparse else "dense",
                          float(p.intensity[i]), float(p.ceiling[i]), float(p.achieved[i]),
                          k.flops, k.bytes, k.time_s, float(p.fraction_of_roof[i]),
-                         "compute" if p.compute_bound[i] else "memory"))
+                         "compute" if p.compute_bound[i] else "memory", check))
         headers = ("row", "name", "precision", "sparsity", "intensity (FLOP/B)", "attainable (FLOP/s)",
-                   "achieved (FLOP/s)", "flops (FLOP)", "bytes (B)", "time (s)", "fraction of roof (1)", "bound")
+                   "achieved (FLOP/s)", "flops (FLOP)", "bytes (B)", "time (s)", "fraction of roof (1)", "bound",
+                   "check")
         if not rows:
             return None
         return [(h, [r[i] for r in rows]) for i, h in enumerate(headers)]
