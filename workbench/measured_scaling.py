@@ -573,14 +573,14 @@ def sparse_peak_message(device_name: str, precision: str, peak_flops: float, mat
 
 @v.public
 def stale_throughput_message(tokens_per_s: float, measured_on: str, now_on: str, mfu: float | None = None) -> str:
-    """The warning for a measured throughput kept after the hardware changed."""
+    """The warning for a measured throughput kept after the hardware changed (the panel offers
+    the ways out beside it: the planned throughput, or "it was measured on this one")."""
     tps = v.positive("tokens_per_s", tokens_per_s)
     old = v.text("measured_on", measured_on)
     new = v.text("now_on", now_on)
     mfu_text = f" (MFU {plain_percent(v.number('mfu', mfu))})" if mfu is not None else ""
     return (f"{plain_number(tps)} tokens/s was measured on {old}, not on {new}: every number here{mfu_text} "
-            f"puts {old}'s speed on {new}'s peak. Use the planned throughput for {new}, or say it was "
-            "measured on it.")
+            f"is {old}'s speed against {new}'s peak.")
 
 
 @v.public

@@ -279,7 +279,7 @@ def test_real_dense_peaks_are_not_flagged():
 def test_a_stale_throughput_message_names_both_devices():
     text = ms.stale_throughput_message(50_000.0, "NVIDIA H100 SXM", "NVIDIA B200", 0.168)
     assert text.startswith("50,000 tokens/s was measured on NVIDIA H100 SXM, not on NVIDIA B200")
-    assert "MFU 16.8%" in text and "planned throughput" in text
+    assert "MFU 16.8%" in text and text.endswith("NVIDIA H100 SXM's speed against NVIDIA B200's peak.")
 
 
 # -- planned throughput and the scenario ------------------------------------------------------------

@@ -214,6 +214,15 @@ class MeasuredTable(QTableWidget):
         return [tuple(self.item(r, c).text() if self.item(r, c) else "" for c in range(self.columnCount()))
                 for r in range(self.rowCount())]
 
+    def sizeHint(self):  # noqa: N802 - Qt naming
+        """As tall as its rows and as wide as its columns (the panel sizes its room from this)."""
+        hint = super().sizeHint()
+        height = (self.horizontalHeader().sizeHint().height() + 2 * self.frameWidth() + 2
+                  + self.rowCount() * self.verticalHeader().defaultSectionSize())
+        hint.setHeight(height)
+        hint.setWidth(self.content_width())
+        return hint
+
     def content_width(self) -> int:
         columns = sum(max(self.sizeHintForColumn(c), self.horizontalHeader().sectionSizeHint(c))
                       for c in range(self.columnCount()))
@@ -276,7 +285,7 @@ class ScalingPanel(PanelBase):
         self._problem = ""
         self._pending: dict[int, float] = {}  # the new-row line: column -> value typed so far
         self._user_sized = False  # the user dragged the chart/results splitter: keep their sizes
-        self._box_sized = False  # the user dragged the chart/table splitter
+        self._box_sized = False  # the user dragged the results/measured table splitter
         self._ceiling_labels: list[str] = []
         super().__init__(scenario if scenario is not None else ScalingScenario(), parent, undo_stack=undo_stack)
         self._build_form()
@@ -377,16 +386,25 @@ class ScalingPanel(PanelBase):
         for notice in (self.stale_notice, self.impossible_notice, self.sparse_notice):
             column.addWidget(notice)
 
-        self.measured_box = QWidget(area)
+        column.addWidget(self.chart, 1)
+        self.add_chart(area)
+
+        # the measured table sits beside the results, under the chart: the results' unit column
+        # has room to spare, and the chart keeps the panel's whole width
+        self.measured_box = QWidget()
         self.measured_box.setObjectName("measuredBox")
         box = QVBoxLayout(self.measured_box)
-        box.setContentsMargins(6, 0, 6, 4)
-        box.setSpacing(4)
+        box.setContentsMargins(6, 2, 2, 2)
+        box.setSpacing(3)
+        head = QHBoxLayout()
+        head.setSpacing(4)
         self.measured_title = QLabel("Measured scaling", self.measured_box)
         self.measured_title.setObjectName("measuredTitle")
         font = QFont(self.measured_title.font())
         font.setBold(True)
         self.measured_title.setFont(font)
+        head.addWidget(self.measured_title)
+        head.addStretch(1)
         self.measured_hint = QLabel(self.measured_box)
         self.measured_hint.setObjectName("measuredHint")
         self.measured_hint.setWordWrap(True)
@@ -394,48 +412,45 @@ class ScalingPanel(PanelBase):
         self.measured_table.cellTyped.connect(self._measured_cell_typed)
         self.measured_table.pasteRequested.connect(self.paste_measured)
         self.measured_table.deleteRequested.connect(self.delete_measured_rows)
-        buttons = QHBoxLayout()
-        buttons.setSpacing(4)
-        self.import_button = QPushButton("Import CSV…", self.measured_box)
+        self.import_button = QPushButton("Import…", self.measured_box)
         self.import_button.setObjectName("importMeasuredButton")
-        self.import_button.setToolTip("Read (GPUs, tokens/s) rows from a CSV file: a header names the columns, "
+        self.import_button.setToolTip("Import CSV: read (GPUs, tokens/s) rows from a CSV file: a header names the columns, "
                                       "e.g. gpus,throughput_tokens_per_s (tokens_per_s_per_gpu is multiplied "
                                       "by the GPU count). The rows replace the table (one undo step).")
         self.import_button.clicked.connect(lambda _checked=False: self.import_measured_csv())
-        self.export_button = QPushButton("Export CSV…", self.measured_box)
+        self.export_button = QPushButton("Export…", self.measured_box)
         self.export_button.setObjectName("exportMeasuredButton")
-        self.export_button.setToolTip("Write the table with its speedup, efficiency and serial fraction per row; "
+        self.export_button.setToolTip("Export CSV: the table with its speedup, efficiency and serial fraction per row; "
                                       "every header names its unit.")
         self.export_button.clicked.connect(lambda _checked=False: self.export_measured_csv())
-        self.delete_button = QPushButton("Delete rows", self.measured_box)
+        self.delete_button = QPushButton("Delete", self.measured_box)
         self.delete_button.setObjectName("deleteMeasuredButton")
         self.delete_button.setToolTip("Delete the selected rows (Delete key)")
         self.delete_button.clicked.connect(lambda _checked=False: self.measured_table.delete_selected())
         for button in (self.import_button, self.export_button, self.delete_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+            head.addWidget(button)
         self.measured_message = QLabel(self.measured_box)
         self.measured_message.setObjectName("measuredMessage")
         self.measured_message.setWordWrap(True)
         self.measured_message.setTextFormat(Qt.TextFormat.PlainText)
         self.measured_message.setVisible(False)
-        box.addWidget(self.measured_title)
+        box.addLayout(head)
         box.addWidget(self.measured_hint)
         box.addWidget(self.measured_table, 1)
-        box.addLayout(buttons)
         box.addWidget(self.measured_message)
 
-        self.chart_split = QSplitter(Qt.Orientation.Horizontal, area)
-        self.chart_split.setObjectName("chartTableSplitter")
-        self.chart_split.setChildrenCollapsible(False)
-        self.chart_split.addWidget(self.chart)
-        self.chart_split.addWidget(self.measured_box)
-        self.chart_split.setStretchFactor(0, 1)
-        self.chart_split.setStretchFactor(1, 0)
-        self.chart_split.splitterMoved.connect(self._on_box_sized)
-        self.chart_split.installEventFilter(self)
-        column.addWidget(self.chart_split, 1)
-        self.add_chart(area)
+        self.bottom_split = QSplitter(Qt.Orientation.Horizontal)
+        self.bottom_split.setObjectName("resultsTableSplitter")
+        self.bottom_split.setChildrenCollapsible(False)
+        self.center.replaceWidget(1, self.bottom_split)
+        self.bottom_split.addWidget(self.results)
+        self.bottom_split.addWidget(self.measured_box)
+        self.results.setVisible(True)  # replaceWidget hid it
+        self.results.keep_content_width = True  # the splitter keeps its text whole
+        self.bottom_split.setStretchFactor(0, 1)
+        self.bottom_split.setStretchFactor(1, 0)
+        self.bottom_split.splitterMoved.connect(self._on_box_sized)
+        self.bottom_split.installEventFilter(self)
 
     def field(self, name: str) -> QWidget | None:
         if name == "measured":
@@ -450,9 +465,15 @@ class ScalingPanel(PanelBase):
 
     def set_presentation(self, enabled: bool) -> None:
         super().set_presentation(enabled)
+        # the results' new width decides the measured table's room: have it now, whichever of the
+        # two the theme module reaches first (the call is idempotent)
+        self.results.set_presentation(enabled)
         table = self.measured_table
         for header in (table.horizontalHeader(), table.verticalHeader()):
             header.setFont(table.font())  # a header polished before the change keeps its old font
+        # how to fill the table is for the person at the keyboard, not the room: a tooltip then
+        self.measured_hint.setVisible(not enabled)
+        self.measured_table.setToolTip(self.measured_hint.text() if enabled else "")
         # the form's size hint follows its new fonts once its layout has run: fit the column again
         self.form_widget.layout().activate()
         self._fit_form()
@@ -733,16 +754,19 @@ class ScalingPanel(PanelBase):
         self._box_sized = True
 
     def _size_box(self, width: int | None = None) -> None:
-        """The table as wide as its columns (at most 45% of the chart area), the chart the rest."""
-        if not hasattr(self, "chart_split") or self._box_sized:
+        """The measured table as wide as its columns (at most 55% of the width under the
+        chart), the results the rest."""
+        if not hasattr(self, "bottom_split") or self._box_sized:
             return
-        total = (self.chart_split.width() if width is None else width) - self.chart_split.handleWidth()
+        total = (self.bottom_split.width() if width is None else width) - self.bottom_split.handleWidth()
         if total <= 0:
             return
-        want = min(self.measured_table.content_width() + 8, int(total * 0.45))
-        self.measured_box.setMinimumWidth(min(want, 200))
-        if self.chart_split.sizes()[1] != want:
-            self.chart_split.setSizes([total - want, want])
+        want = max(self.measured_table.content_width(), self.measured_box.minimumSizeHint().width()) + 8
+        # the headline numbers keep their text whole first; the table then scrolls sideways
+        results = self.results.minimumSizeHint().width() + self.results.verticalScrollBar().sizeHint().width()
+        want = min(want, max(total - results, int(total * 0.35)))
+        if self.bottom_split.sizes()[1] != want:
+            self.bottom_split.setSizes([total - want, want])
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
@@ -818,7 +842,7 @@ class ScalingPanel(PanelBase):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
         if obj is self.center and event.type() == QEvent.Type.Resize and not self._user_sized:
             self._fit_results(event.size().height() - self.center.handleWidth())
-        elif obj is getattr(self, "chart_split", None) and event.type() == QEvent.Type.Resize:
+        elif obj is getattr(self, "bottom_split", None) and event.type() == QEvent.Type.Resize:
             self._size_box(event.size().width())
         return super().eventFilter(obj, event)
 
@@ -831,6 +855,7 @@ class ScalingPanel(PanelBase):
         table = self.results
         needed = (table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 4
                   + table.rowCount() * table.verticalHeader().defaultSectionSize())
+        needed = max(needed, self.measured_box.sizeHint().height())
         total = sum(self.center.sizes()) if total is None else total
         if total > 0:
             # half the centre (the results of this panel are many), less on a projector
