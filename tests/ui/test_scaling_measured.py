@@ -387,3 +387,92 @@ def test_a_panel_following_a_plan_takes_its_throughput_as_planned(qtbot, panel):
     _pick(panel.field("hardware"), "b200")  # the panel's own device, planned again, no warning
     assert panel.notices() == {} and panel.scenario().throughput_source == "planned"
     assert panel.scenario().tokens_per_s > s.tokens_per_s
+
+
+# -- in the window: a measured throughput makes the panel local; planned comes from the plan ------------
+
+
+def test_in_the_window_a_typed_throughput_is_local_and_measured(qtbot, tmp_path, monkeypatch):
+    from storage import Project
+    from ui import dialogs
+    from ui.main_window import MainWindow
+
+    monkeypatch.setattr(dialogs, "show_message", lambda *a, **k: None)
+    path = tmp_path / "plan.swbproj"
+    Project.create(path).close()
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.resize(1920, 1080)
+    window.show()
+    qtbot.waitExposed(window)
+    window.raise_panel("scaling")
+    panel = window.panel("scaling")
+    qtbot.waitUntil(panel.isVisible)
+    s = panel.scenario()
+    assert panel.follows_plan() and s.throughput_source == "planned"
+    assert s.tokens_per_s == pytest.approx(window.document.prediction().tokens_per_s)
+    assert panel.source_note.text() == "From the run plan's prediction."
+    _enter(qtbot, panel.field("tokens_per_s"), "85,144")
+    s = panel.scenario()
+    assert panel.override_context() and (s.throughput_source, s.measured_on) == ("measured", "h100-sxm")
+    _pick(panel.field("hardware"), "b200")  # local: the plan keeps its H100
+    assert window.document.plan().hardware == "h100-sxm" and "stale" in panel.notices()
+    qtbot.mouseClick(panel.use_planned_button, Qt.MouseButton.LeftButton)
+    s = panel.scenario()
+    plan = window.document.plan()
+    expected = ms.planned_tokens_per_s(s, plan, PresetCatalog(panel.catalog))
+    assert s.throughput_source == "planned" and s.tokens_per_s == pytest.approx(expected)
+    assert panel.notices() == {}
+    window.undo_stack.undo()
+    assert "stale" in panel.notices()
+    qtbot.mouseClick(panel.follow_button, Qt.MouseButton.LeftButton)  # back to the plan
+    s = panel.scenario()
+    assert not panel.override_context() and s.hardware == "h100-sxm" and s.throughput_source == "planned"
+    assert panel.notices() == {}
+
+
+# -- look at it -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("theme", "presenting"), [("light", False), ("dark", False), ("light", True),
+                                                    ("dark", True)])
+def test_the_panel_at_1920_by_1080_shows_everything_whole(qtbot, qapp, catalog, tmp_path, theme, presenting):
+    from ui import theme as th
+    from workbench.scenarios import ScalingScenario
+
+    scenario = ScalingScenario(measured=((1, 10_000.0), (8, 76_930.0), (64, 553_518.0), (512, 3_690_521.0)),
+                               hardware="b200", measured_on="h100-sxm", n_gpus=512, serial_fraction=0.0005)
+    p = ScalingPanel(catalog, scenario)
+    qtbot.addWidget(p)
+    p.resize(1920, 1080)
+    p.show()
+    qtbot.waitExposed(p)
+    try:
+        th.apply_theme(qapp, theme)
+        th.set_presentation(presenting)
+        qapp.processEvents()
+        image = p.grab().toImage()
+        image.save(str(tmp_path / f"scaling-{theme}{'-presenting' if presenting else ''}.png"))
+        assert (image.width(), image.height()) == (1920, 1080)
+        table = p.measured_table
+        assert not table.horizontalScrollBar().isVisible()  # every column whole
+        shown = sum(table.columnWidth(c) for c in range(table.columnCount()))
+        assert shown <= table.viewport().width()
+        assert table.viewport().height() >= table.rowCount() * table.verticalHeader().defaultSectionSize()
+        label = p.stale_notice.label
+        assert label.height() >= label.heightForWidth(label.width())  # the warning is not clipped
+        for button in p.stale_notice.buttons:
+            assert button.width() >= button.sizeHint().width()
+        results = p.results
+        assert results.columnWidth(0) >= results.sizeHintForColumn(0)  # quantities whole
+        area = p.chart.getPlotItem().getViewBox().sceneBoundingRect()
+        legend = p.chart.getPlotItem().legend.sceneBoundingRect()
+        for item in p.chart.getPlotItem().items:
+            if isinstance(item, pg.InfiniteLine) and getattr(item, "label", None) is not None:
+                assert area.contains(item.label.sceneBoundingRect()) and not legend.intersects(
+                    item.label.sceneBoundingRect())
+        assert p.form_scroll.horizontalScrollBar().maximum() == 0  # the inputs fit their column
+        assert p.chart.height() > p.results.height()
+    finally:
+        th.set_presentation(False)
+        th.apply_theme(qapp, "light")
