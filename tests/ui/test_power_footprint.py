@@ -139,7 +139,9 @@ def test_idle_allocations_cost_and_draw_idle_power_when_known(qtbot, panel):
 def test_embodied_emissions_from_the_bloom_estimate_beside_the_operational(qtbot, panel):
     a_thousand_gpus_for_a_hundred_hours(qtbot, panel)
     bloom = next(f for f in load_embodied_figures() if f.key == "bloom-a100-apollo")
-    pick(qtbot, panel.embodied_combo, bloom.name)
+    combo = panel.embodied_combo
+    pick(qtbot, combo, combo.itemText(combo.findData(bloom.key)))
+    assert bloom.name in combo.itemData(combo.currentIndex(), Qt.ItemDataRole.ToolTipRole)
     s = panel.scenario()
     assert (s.embodied_gpu_g, s.embodied_server_g, s.embodied_gpus_per_server) == (150e3, 2500e3, 8)
     assert s.embodied_use_fraction == 0.85 and s.embodied_lifetime_s == 6 * footprint.SECONDS_PER_YEAR
@@ -163,7 +165,9 @@ def test_embodied_emissions_from_the_bloom_estimate_beside_the_operational(qtbot
 def test_network_power_adds_to_the_it_energy(qtbot, panel):
     a_thousand_gpus_for_a_hundred_hours(qtbot, panel)
     figure = next(f for f in load_network_figures() if f.key == "osfp-800g-switch-end")
-    pick(qtbot, panel.network_combo, f"{figure.name}: {figure.per_port_w:g} W a port")
+    combo = panel.network_combo
+    pick(qtbot, combo, combo.itemText(combo.findData(figure.key)))
+    assert combo.currentText() == "400G optics at the switch: 8.5 W a port"
     assert panel.scenario().network_w_per_gpu == 8.5
     assert panel._footprint.network_energy_j == pytest.approx(1000 * 8.5 * 100 * H)
     it_mwh = panel._footprint.it_energy_j / 3.6e9

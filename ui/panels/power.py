@@ -332,7 +332,7 @@ class PowerPanel(PanelBase):
         self.network_combo.setItemData(0, "Type the network power per GPU below: NICs, optics and switch ports "
                                           "spread over the GPUs", Qt.ItemDataRole.ToolTipRole)
         for fig in self._network:
-            self.network_combo.addItem(f"{fig.name}: {fig.per_port_w:g} W a port", fig.key)
+            self.network_combo.addItem(f"{fig.name.split(' (', 1)[0]}: {fig.per_port_w:g} W a port", fig.key)
             tip = (f"<b>{html.escape(fig.name)}</b>: {fig.watts:g} W for {fig.ports} port(s)"
                    f"<br>Source: {html.escape(fig.source)}<br>{html.escape(fig.note)}"
                    "<br>Sets one port per GPU (a node with one NIC per GPU, as a DGX has).")
@@ -349,7 +349,7 @@ class PowerPanel(PanelBase):
         self.embodied_combo.addItem("Not set", EMBODIED_NONE)
         self.embodied_combo.setItemData(0, "No manufacturing emissions counted", Qt.ItemDataRole.ToolTipRole)
         for fig in self._embodied:
-            self.embodied_combo.addItem(fig.name, fig.key)
+            self.embodied_combo.addItem(fig.name.split(":", 1)[0], fig.key)  # the whole name in its tooltip
             tip = (f"<b>{html.escape(fig.name)}</b>: {fig.gpu_g / 1000:g} kg CO2e per GPU, "
                    f"{fig.server_g / 1000:g} kg per server of {fig.gpus_per_server} GPUs, over "
                    f"{fig.lifetime_s / footprint.SECONDS_PER_YEAR:g} years at {fig.use_fraction:.0%} use"
@@ -1378,6 +1378,23 @@ class PowerPanel(PanelBase):
             "throughput). IT energy = GPUs &times; (GPU power + host power) &times; duration. "
             "Facility energy = IT energy &times; PUE. CO2e = facility energy &times; grid carbon "
             "intensity. Cost = facility kWh &times; energy price + GPU-hours &times; GPU-hour price.</p>"
+            "<p><b>Energy against time.</b> Zeus's cost of the run is &eta; &times; energy + (1 &minus; &eta;) "
+            "&times; max power &times; time, max power being GPUs &times; TDP: &eta; = 1 counts only energy, 0 "
+            "only time. The least cost is marked; the best cap by energy and time uses the same &eta;.</p>"
+            "<p><b>Capping part of a job.</b> In synchronous data parallel every step waits for the slowest "
+            "GPU: a few capped GPUs are stragglers that set everyone's pace, while the uncapped ones compute "
+            "at full power and wait at static power. The job is as slow as with every GPU capped and saves "
+            "less. A cap is set with <tt>sudo nvidia-smi -pl W</tt> (<tt>-i N</tt> for one GPU) and lasts "
+            "until a reset or reboot unless provisioning or DCGM applies it again.</p>"
+            "<p><b>Where and when.</b> The same energy on each grid region of the presets gives each region's "
+            "CO2e (energy and cost do not change). On a 24-hour intensity profile, a run of the plan's length "
+            "meets the least average intensity from the start marked; a run longer than a day wraps around "
+            "the profile.</p>"
+            "<p><b>The whole footprint.</b> Hours a reservation is held idle are paid and, at an idle power "
+            "you give (none is assumed), draw energy. Network power per GPU (NICs, optics, switch ports) adds "
+            "to the IT energy. Embodied emissions = (per-GPU + per-server / GPUs per server) / (lifetime "
+            "&times; share in use) per GPU-hour held, from a sourced figure (BLOOM's estimate) or yours; "
+            "not set by default.</p>"
             "<p><b>Conventions differ.</b> The Llama 3 model card counts energy as GPU-hours &times; "
             "per-GPU peak power (700 W for H100), with no PUE and no host power; the last row "
             "shows that figure for comparison. PUE defaults also differ by tool (CodeCarbon 1.0, "

@@ -119,7 +119,7 @@ class HBarChart(Chart):
         font = QFont()
         font.setPointSizeF(th.BASE_TICK_FONT_PT * s)
         line = QFontMetricsF(font).height()
-        return int(len(self._bars) * line * 1.2 + 110 * s)
+        return int(len(self._bars) * line * 1.08 + 80 * s)
 
     def _restyle(self) -> None:
         super()._restyle()

@@ -105,6 +105,7 @@ class TradeoffView(QWidget):
         """Draw ``curve`` with the current cap (``cap_w``, labelled ``cap_text``) marked."""
         self._curve = curve
         chart = self.chart
+        chart.clear_operating_point()  # placed again once the new range is set, never in the old one
         chart.clear_series()
         chart.clear_reference_lines()
         chart.add_series(COST, curve.cap_w, curve.cost_j, color=th.BLUE)
@@ -114,16 +115,16 @@ class TradeoffView(QWidget):
         chart.add_series(f"{BEST} {curve.best_cap_w:.0f} W", [curve.best_cap_w], [curve.best_cost_j],
                          color=th.GREEN, symbol="d", width=0.01)
         chart.add_reference_line(curve.best_cap_w, color=th.GREEN)
-        chart.set_operating_point(cap_w, current_cost_j, cap_text)
         lo, hi = float(curve.cap_w.min()), float(curve.cap_w.max())
         span = hi - lo or 50.0
         ys = [float(curve.cost_j.max()), float(curve.energy_term_j.max()), float(curve.time_term_j.max())]
         top = max(ys) or 1.0
         chart.set_log_range(lo - 0.04 * span, hi + 0.04 * span, 0.0, top * 1.45)  # room above for the legend
+        chart.set_operating_point(cap_w, current_cost_j, cap_text)
         extra = current_cost_j - curve.best_cost_j
         self.summary.setText(
             f"Least cost at {curve.best_cap_w:.0f} W: {_joules(curve.best_cost_j)} "
-            f"(energy {units.format_quantity(float(curve.energy_j[curve.best]), 'J')}, "
+            f"(GPU energy {units.format_quantity(float(curve.energy_j[curve.best]), 'J')}, "
             f"time {units.format_quantity(float(curve.time_s[curve.best]), 's')}). "
             f"The current cap costs {_joules(current_cost_j)}"
             + (f", {extra / curve.best_cost_j:.1%} more." if extra > 1e-9 * curve.best_cost_j else ", the least.")

@@ -105,12 +105,6 @@ class WhereView(QWidget):
         left.setContentsMargins(0, 0, 0, 0)
         left.setSpacing(2)
         left.addWidget(self.region_scroll, 1)
-        self.region_note = QLabel("Same energy and cost everywhere: only the grid's intensity changes. Each "
-                                  "region's data year is in its label, its source in the table (and on hover).",
-                                  regions)
-        self.region_note.setWordWrap(True)
-        self.region_note.setContentsMargins(6, 0, 6, 4)
-        left.addWidget(self.region_note)
 
         # -- time of day --
         self.profile_edit = QLineEdit(self)
@@ -161,9 +155,11 @@ class WhereView(QWidget):
         right.addWidget(self.profile_chart, 1)
         self.best_label.setContentsMargins(6, 0, 6, 4)
         right.addWidget(self.best_label)
-        sources_title = QLabel("Grid regions: data year and source", when)
-        sources_title.setContentsMargins(6, 4, 6, 0)
-        right.addWidget(sources_title)
+        self.region_note = QLabel("Grid regions: the same energy and cost on each, only the intensity changes. "
+                                  "Data year in each label; the source here (and on hover).", when)
+        self.region_note.setWordWrap(True)
+        self.region_note.setContentsMargins(6, 4, 6, 0)
+        right.addWidget(self.region_note)
         right.addWidget(self.sources)
         self.sources.setMaximumHeight(int(self.sources.verticalHeader().defaultSectionSize() * 6.5))
 
