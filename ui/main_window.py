@@ -66,7 +66,6 @@ from ui.commands import push_override, push_scenario_edit
 from ui.context_toolbar import ContextModel, ContextToolbar
 from ui.document import Document
 from ui.panels import PANELS
-from ui.panels.measured import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY
 from ui.preset_manager import PresetManagerDialog
 from ui.run_summary import summary_line
 from ui.scenario_browser import ScenarioBrowser
@@ -609,7 +608,7 @@ class MainWindow(QMainWindow):
         path = Path(path)
         if path.suffix.lower() == ".png" or path.suffix.lower() in SCENARIO_SUFFIXES:
             return self.open_scenario_file(path)
-        if path.suffix.lower() in MEASURED_SUFFIXES and "measured" in self.panels:
+        if self._data_panel_for(path) is not None:
             return self.open_measurement(path)
         if self.project is not None and not self.project.closed and path.resolve() == self.project.path.resolve():
             self.statusBar().showMessage(f"{path.name} is already open", 4000)
@@ -636,16 +635,25 @@ class MainWindow(QMainWindow):
 
     def open_dialog(self) -> bool:
         # training logs and energy CSVs open in the Plan vs actual panel (before "All files")
-        filters = dialogs.OPEN_FILTER.replace(";;All files (*)", f";;{OPEN_FILTER_ENTRY};;All files (*)")
+        entries = "".join(f";;{r.open_filter}" for r in PANELS if r.opens and r.open_filter and r.kind in self.panels)
+        filters = dialogs.OPEN_FILTER.replace(";;All files (*)", f"{entries};;All files (*)")
         path = dialogs.ask_open_path(self, "Open project or exported chart", filters, self._dialog_dir())
         return self.open_path(path) if path else False
 
+    def _data_panel_for(self, path: str | Path) -> str | None:
+        """The kind of the panel that reads data files like ``path`` (a training log, an
+        energy CSV), from the registry; None for a project, scenario or image."""
+        suffix = Path(path).suffix.lower()
+        return next((r.kind for r in PANELS if suffix in r.opens and r.kind in self.panels), None)
+
     def open_measurement(self, path: str | Path) -> bool:
-        """A training log or an energy log: read into the Plan vs actual panel (one undo step),
-        which comes to the front and says what it could not read."""
-        panel = self.panels["measured"]
-        self.raise_panel("measured")
-        return panel.load_file(path)
+        """A data file (a training log, an energy log): read into the panel that reads it (one
+        undo step), which comes to the front and says what it could not read."""
+        kind = self._data_panel_for(path)
+        if kind is None:
+            return False
+        self.raise_panel(kind)
+        return self.panels[kind].load_file(path)
 
     def new_project(self) -> bool:
         if not self._confirm_discard():
@@ -1002,14 +1010,13 @@ class MainWindow(QMainWindow):
         return path
 
     # -- drag and drop -----------------------------------------------------------------------
-    @staticmethod
-    def _droppable(urls: list[QUrl]) -> Path | None:
+    def _droppable(self, urls: list[QUrl]) -> Path | None:
         for url in urls:
             if url.isLocalFile():
                 path = Path(url.toLocalFile())
                 if path.suffix.lower() in (".png", FILE_SUFFIX, *SCENARIO_SUFFIXES):
                     return path
-                if path.suffix.lower() in MEASURED_SUFFIXES and path.is_file():  # a log or an energy CSV
+                if self._data_panel_for(path) is not None and path.is_file():  # a log or an energy CSV
                     return path
         return None
 
@@ -1052,9 +1059,9 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
         # several logs dropped at once all open (two runs to compare); any other file alone
         paths = [path]
-        if path.suffix.lower() in MEASURED_SUFFIXES:
+        if self._data_panel_for(path) is not None:
             paths = [Path(u.toLocalFile()) for u in event.mimeData().urls()
-                     if u.isLocalFile() and Path(u.toLocalFile()).suffix.lower() in MEASURED_SUFFIXES]
+                     if u.isLocalFile() and self._data_panel_for(u.toLocalFile()) is not None]
         # open after the drop returns, so a message box never runs inside the drag loop
         QTimer.singleShot(0, lambda: [self.open_path(p) for p in paths])
 

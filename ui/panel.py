@@ -559,8 +559,9 @@ class PanelBase(QWidget):
             need = (inner.sizeHint().width() + self.form_scroll.verticalScrollBar().sizeHint().width()
                     if inner is not None else FORM_WIDTH)
             form = min(need, self.form_scroll.maximumWidth())
-            if self.width() - form < MIN_CHART_WIDTH:  # a narrow panel: the chart keeps its minimum
-                form = self.width() - MIN_CHART_WIDTH
+            least_chart = int(MIN_CHART_WIDTH * th.scale_factor())  # larger type needs a wider chart
+            if self.width() - form < least_chart:  # a narrow panel: the chart keeps its minimum
+                form = self.width() - least_chart
             form = max(self.form_scroll.minimumWidth(), form)
             total = sum(self.splitter.sizes())
             if total > form and self.splitter.sizes()[0] != form:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ui.panels.allreduce import AllReducePanel
 from ui.panels.collective import CollectivePanel
-from ui.panels.measured import MeasuredPanel
+from ui.panels.measured import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY, MeasuredPanel
 from ui.panels.power import PowerPanel
 from ui.panels.roofline import RooflinePanel
 from ui.panels.run_plan import RunPlanPanel
@@ -43,6 +43,10 @@ class PanelRecord:
     view: type
     #: the scenario a new project's panel starts from
     default: Callable[[], Any]
+    #: data files the panel reads (suffixes, and their File > Open filter entry): the window
+    #: sends a dropped or opened file of these to ``view.load_files(paths)``
+    opens: tuple[str, ...] = ()
+    open_filter: str = ""
 
 
 PANELS: list[PanelRecord] = [
@@ -52,7 +56,8 @@ PANELS: list[PanelRecord] = [
     PanelRecord("allreduce", "All-reduce", "All-reduce", AllReduceScenario, AllReducePanel, AllReduceScenario),
     PanelRecord("scaling", "Scaling and MFU", "Scaling and MFU", ScalingScenario, ScalingPanel, ScalingScenario),
     PanelRecord("power", "Power and carbon", "Power and carbon", PowerScenario, PowerPanel, PowerScenario),
-    PanelRecord("measured", "Plan vs actual", "Plan vs actual", MeasuredScenario, MeasuredPanel, MeasuredScenario),
+    PanelRecord("measured", "Plan vs actual", "Plan vs actual", MeasuredScenario, MeasuredPanel, MeasuredScenario,
+                opens=MEASURED_SUFFIXES, open_filter=OPEN_FILTER_ENTRY),
 ]
 
 
