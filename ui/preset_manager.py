@@ -26,6 +26,11 @@ dialog follows ``catalog.changed``.
 A figure typed by the user says so: changing a value sets that figure's source to
 "entered by user YYYY-MM-DD" (the source field stays editable, to name a datasheet or a
 measurement instead).
+
+Cache levels (L2, or another cache in front of device memory) are listed under the memory
+figures, one row each (bandwidth, optional capacity, source, Remove), with a last row that adds
+one: each is drawn as a roof of its own on the roofline. Adding, editing and removing a level
+are undo steps like the other edits.
 """
 
 from __future__ import annotations
@@ -615,7 +620,7 @@ class PresetManagerDialog(QDialog):
 
     @staticmethod
     def _shape(hw: Hardware, key: str) -> tuple:
-        return key, hw.precisions
+        return key, hw.precisions, tuple(m.name for m in hw.cache_levels)
 
     def _fill_editor(self, hw: Hardware) -> None:
         shape = self._shape(hw, self._key)
@@ -701,6 +706,7 @@ class PresetManagerDialog(QDialog):
         same = QLabel("same source as the bandwidth", editor)
         same.setEnabled(False)
         add("Memory capacity", "mem_capacity", capacity, None, same)
+        row = self._build_cache_rows(hw, editor, grid, row, quantity, text, fields)
         tdp = quantity("W", "TDP", "tdp", minimum=0, min_inclusive=False)
         tdp.edit.setPlaceholderText("unknown")
         add("TDP", "tdp", tdp, None, text("Source of the TDP", "source:tdp"))
@@ -717,6 +723,77 @@ class PresetManagerDialog(QDialog):
         self.editor = editor
         self.editor_area.setWidget(editor)
 
+    def _build_cache_rows(self, hw: Hardware, editor: QWidget, grid: QGridLayout, row: int,
+                          quantity, text, fields: dict[str, QWidget]) -> int:
+        """The cache levels (L2, ...; each a roof of the roofline): bandwidth, capacity and
+        source per level with a Remove button, then a row that adds one."""
+        grid.addWidget(QLabel("", editor), row, 0)  # a gap before the section
+        row += 1
+        for c, title in enumerate(["Cache level", "Bandwidth", "Capacity", "Source"]):
+            label = QLabel(title, editor)
+            font = QFont(label.font())
+            font.setBold(True)
+            label.setFont(font)
+            if c == 0:
+                label.setToolTip("Caches in front of device memory (L2, ...): the roofline draws a roof "
+                                 "for each. Give a figure only with its source.")
+            grid.addWidget(label, row, c)
+        row += 1
+        for level in hw.cache_levels:
+            name = level.name
+            label = QLabel(f"{name} bandwidth", editor)
+            label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+            label.setContentsMargins(0, 4, 0, 0)
+            bw = quantity("B/s", f"{name} bandwidth", f"level_bw:{name}", minimum=0, min_inclusive=False)
+            label.setBuddy(bw.focusProxy() or bw)
+            capacity = quantity("B", f"{name} capacity", f"level_capacity:{name}", minimum=0, min_inclusive=False)
+            capacity.edit.setPlaceholderText("unknown")
+            capacity.setMinimumWidth(100)
+            source = text(f"Source of {name} figures", f"source:level:{name}", "where the figures come from")
+            remove = QPushButton("Remove", editor)
+            remove.setObjectName(f"presetManager.removeLevel.{name}")
+            remove.setAccessibleName(f"Remove the {name} level")
+            remove.setToolTip(f"Remove the {name} level from this preset (Undo brings it back)")
+            remove.setAutoDefault(False)
+            remove.clicked.connect(lambda _checked=False, n=name: self.remove_memory_level(n))
+            fields[f"remove_level:{name}"] = remove
+            grid.addWidget(label, row, 0)
+            grid.addWidget(bw, row, 1, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(capacity, row, 2, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(source, row, 3, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(remove, row, 4, Qt.AlignmentFlag.AlignTop)
+            row += 1
+        # the new level: its name, bandwidth and (optional) capacity and source, then Add
+        new_name = TextField("", editor, label="Name of the new cache level", placeholder="e.g. L2")
+        new_bw = QuantityField("B/s", editor, label="Bandwidth of the new cache level", minimum=0,
+                               min_inclusive=False)
+        new_bw.edit.setPlaceholderText("e.g. 7 TB/s")
+        new_bw.setMinimumWidth(130)
+        new_capacity = QuantityField("B", editor, label="Capacity of the new cache level", minimum=0,
+                                     min_inclusive=False)
+        new_capacity.edit.setPlaceholderText("unknown")
+        new_capacity.setMinimumWidth(100)
+        new_source = TextField("", editor, label="Source of the new cache level",
+                               placeholder="a datasheet or a measurement (else: entered by user)")
+        add_button = QPushButton("Add level", editor)
+        add_button.setObjectName("presetManager.addLevel")
+        add_button.setToolTip("Add this cache level to the preset: the roofline can then draw its roof "
+                              "(Undo removes it)")
+        add_button.setAutoDefault(False)
+        add_button.clicked.connect(lambda _checked=False: self.add_memory_level())
+        for key, widget in (("new_level_name", new_name), ("new_level_bw", new_bw),
+                            ("new_level_capacity", new_capacity), ("new_level_source", new_source),
+                            ("add_level", add_button)):
+            fields[key] = widget
+        grid.addWidget(new_name, row, 0, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(new_bw, row, 1, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(new_capacity, row, 2, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(new_source, row, 3, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(add_button, row, 4, Qt.AlignmentFlag.AlignTop)
+        row += 1
+        grid.addWidget(QLabel("", editor), row, 0)  # and after it
+        return row + 1
+
     def _set_editor_values(self, hw: Hardware) -> None:
         f = self.fields
         f["name"].setText(hw.name)
@@ -729,6 +806,12 @@ class PresetManagerDialog(QDialog):
         f["mem_bw"].setValue(level.bandwidth)
         f["mem_capacity"].setValue(level.capacity)
         f["source:memory"].setText(level.source)
+        for cache in hw.cache_levels:
+            f[f"level_bw:{cache.name}"].setValue(cache.bandwidth)
+            f[f"level_capacity:{cache.name}"].setValue(cache.capacity)
+            f[f"source:level:{cache.name}"].setText(cache.source)
+        if not any(m.name == "L2" for m in hw.memory) and not f["new_level_name"].text():
+            f["new_level_name"].setText("L2")
         f["tdp"].setValue(hw.tdp_w)
         f["source:tdp"].setText(hw.tdp_source)
         f["interconnect_bw"].setValue(hw.interconnect_bw)
@@ -738,10 +821,70 @@ class PresetManagerDialog(QDialog):
 
     @staticmethod
     def _memory(hw: Hardware) -> MemoryLevel:
-        return next((m for m in hw.memory if m.name == "HBM"), hw.memory[0])
+        return hw.device_memory
+
+    # -- cache levels --------------------------------------------------------------------------
+    def add_memory_level(self) -> bool:
+        """Add the cache level typed in the last row (one undo step); says what is missing."""
+        hw, f = self._hw, self.fields
+        if hw is None or "new_level_name" not in f:
+            return False
+        name = " ".join(f["new_level_name"].text().split())
+        bw_field, cap_field = f["new_level_bw"], f["new_level_capacity"]
+
+        def typed(field: QuantityField) -> float | None:
+            # committed as leaving the field does (the value kept, not its rounded display)
+            if not field.edit.text().strip():
+                return None
+            return field.value() if field.edit.commit() else None
+
+        bandwidth = typed(bw_field)
+        capacity_text = cap_field.edit.text().strip()
+        capacity = typed(cap_field)
+        problem = ""
+        if not name:
+            problem = "Name the new cache level (e.g. L2)."
+            f["new_level_name"].show_error(problem)
+        elif any(m.name == name for m in hw.memory):
+            problem = f"{hw.name} already has a level named {name}: change its figures in its row."
+            f["new_level_name"].show_error(problem)
+        elif bandwidth is None:
+            problem = "Give the new level's bandwidth (e.g. 7 TB/s)."
+            bw_field.show_error(problem)
+        elif capacity_text and capacity is None:
+            problem = "The capacity is not a size (e.g. 50 MiB); leave it empty if unknown."
+            cap_field.show_error(problem)
+        if problem:
+            return False
+        source = f["new_level_source"].text().strip() or user_source()
+        try:
+            level = MemoryLevel(name=name, bandwidth=bandwidth, source=source, capacity=capacity)
+            new = hw.with_changes(memory=(*hw.memory, level))
+        except (InputError, ValueError, TypeError) as exc:
+            bw_field.show_error(_model_message(exc))
+            return False
+        for key in ("new_level_name", "new_level_source"):
+            f[key].setText("")
+        bw_field.setValue(None)
+        cap_field.setValue(None)
+        self._push_edit(hw, new, f"Add memory level {name} ({_fmt(bandwidth, 'B/s')}) to {hw.name}")
+        return True
+
+    def remove_memory_level(self, name: str) -> bool:
+        """Remove the cache level ``name`` (one undo step; device memory stays)."""
+        hw = self._hw
+        if hw is None:
+            return False
+        level = next((m for m in hw.cache_levels if m.name == name), None)
+        if level is None:
+            return False
+        memory = tuple(m for m in hw.memory if m is not level)
+        self._push_edit(hw, hw.with_changes(memory=memory), f"Remove memory level {name} from {hw.name}")
+        return True
 
     # -- edits ---------------------------------------------------------------------------------
     _OPTIONAL = {"mem_capacity", "tdp", "interconnect_bw"}
+    _OPTIONAL_PREFIXES = ("sparsity:", "level_capacity:")
 
     def _on_invalid(self, name: str, ok: bool) -> None:
         """An emptied optional field means "none": remove the figure instead of complaining."""
@@ -750,7 +893,7 @@ class PresetManagerDialog(QDialog):
         field = self.fields.get(name)
         if field is None or field.edit.text().strip():
             return
-        optional = name in self._OPTIONAL or name.startswith("sparsity:")
+        optional = name in self._OPTIONAL or name.startswith(self._OPTIONAL_PREFIXES)
         if not optional:
             return
         had_value = field.value() is not None
@@ -810,6 +953,21 @@ class PresetManagerDialog(QDialog):
                         else f"Remove memory capacity of {n}")
             memory = tuple(new_level if m is level else m for m in hw.memory)
             return hw.with_changes(memory=memory), text
+        if name.startswith(("level_bw:", "level_capacity:")):
+            what, level_name = name.split(":", 1)
+            level = hw.memory_level(level_name)
+            if what == "level_bw":
+                kept = "capacity" if level.capacity is not None else None
+                new_level = replace(level, bandwidth=value,
+                                    source=_shared_user_source(level.source, "bandwidth", kept))
+                text = f"Change {level_name} bandwidth of {n} to {_fmt(value, 'B/s')}"
+            else:
+                new_level = replace(level, capacity=value,
+                                    source=_shared_user_source(level.source, "capacity", "bandwidth"))
+                text = (f"Change {level_name} capacity of {n} to {_fmt(value, 'B')}" if value is not None
+                        else f"Remove {level_name} capacity of {n}")
+            memory = tuple(new_level if m is level else m for m in hw.memory)
+            return hw.with_changes(memory=memory), text
         if name == "tdp":
             if value is None:
                 return hw.with_changes(tdp_w=None), f"Remove TDP of {n}"
@@ -856,10 +1014,12 @@ class PresetManagerDialog(QDialog):
 
     def _with_source(self, hw: Hardware, what: str, source: str) -> tuple[Hardware, str]:
         n = hw.name
-        if what == "memory":
-            level = self._memory(hw)
+        if what == "memory" or what.startswith("level:"):
+            level = self._memory(hw) if what == "memory" else hw.memory_level(what.split(":", 1)[1])
             memory = tuple(replace(m, source=source) if m is level else m for m in hw.memory)
-            return hw.with_changes(memory=memory), f"Change source of memory figures of {n}"
+            if what == "memory":
+                return hw.with_changes(memory=memory), f"Change source of memory figures of {n}"
+            return hw.with_changes(memory=memory), f"Change source of {level.name} figures of {n}"
         if what == "tdp":
             return hw.with_changes(tdp_source=source), f"Change source of TDP of {n}"
         if what == "interconnect":

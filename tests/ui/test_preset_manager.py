@@ -267,3 +267,96 @@ def test_commands_outlive_the_dialog(qtbot, project):
     assert key not in catalog
     stack.redo()
     assert key in catalog
+
+
+# -- memory levels (issue 16) ----------------------------------------------------------------------
+def add_level(qtbot, dialog, name, bandwidth, capacity="", source=""):
+    """Fill the new-level row as a person would and click Add level."""
+    f = dialog.fields
+    for key, text in (("new_level_name", name), ("new_level_bw", bandwidth),
+                      ("new_level_capacity", capacity), ("new_level_source", source)):
+        edit = f[key].edit
+        edit.setFocus()
+        edit.selectAll()
+        if text:
+            qtbot.keyClicks(edit, text)
+        else:
+            qtbot.keyClick(edit, Qt.Key.Key_Delete)
+    qtbot.mouseClick(f["add_level"], Qt.MouseButton.LeftButton)
+
+
+def test_add_an_l2_level_then_undo_removes_it(qtbot, parts, project):
+    dialog, catalog, stack = parts
+    key = duplicate_h100(qtbot, dialog, project)
+    assert dialog.fields["new_level_name"].text() == "L2"  # what a person most likely adds
+    add_level(qtbot, dialog, "L2", "12 TB/s", "50 MiB", "my own L2 microbenchmark, 2026-05")
+    hw = project.get_preset(key)
+    l2 = hw.memory_level("L2")
+    assert (l2.bandwidth, l2.capacity, l2.source) == (12e12, 50 * 2**20, "my own L2 microbenchmark, 2026-05")
+    assert hw.mem_bw == 3.35e12  # device memory as it was
+    assert [m.name for m in catalog.get(key).cache_levels] == ["L2"]
+    assert stack.text(stack.count() - 1) == "Add memory level L2 (12 TB/s) to NVIDIA H100 SXM (copy)"
+    assert dialog.figure_rows()["L2 bandwidth"][:2] == ("12 TB/s", "my own L2 microbenchmark, 2026-05")
+    # the editor now has the level's own row
+    assert dialog.fields["level_bw:L2"].value() == 12e12
+    assert dialog.fields["level_capacity:L2"].value() == 50 * 2**20
+    stack.undo()
+    assert [m.name for m in project.get_preset(key).memory] == ["HBM"]
+    assert catalog.get(key).cache_levels == ()
+    assert "L2 bandwidth" not in dialog.figure_rows()
+    assert "level_bw:L2" not in dialog.fields
+    stack.redo()
+    assert project.get_preset(key).memory_level("L2").bandwidth == 12e12
+
+
+def test_an_added_level_without_a_source_says_it_was_typed(qtbot, parts, project):
+    dialog, _, _ = parts
+    key = duplicate_h100(qtbot, dialog, project)
+    add_level(qtbot, dialog, "L2", "12 TB/s")
+    l2 = project.get_preset(key).memory_level("L2")
+    assert l2.source == user_source() and l2.capacity is None
+
+
+def test_edit_and_remove_a_cache_level(qtbot, parts, project):
+    dialog, catalog, stack = parts
+    key = duplicate_h100(qtbot, dialog, project)
+    add_level(qtbot, dialog, "L2", "12 TB/s", "", "a paper")
+    type_into(qtbot, dialog.fields["level_bw:L2"], "10 TB/s")
+    l2 = project.get_preset(key).memory_level("L2")
+    assert l2.bandwidth == 10e12 and l2.source == user_source()
+    assert stack.text(stack.count() - 1) == "Change L2 bandwidth of NVIDIA H100 SXM (copy) to 10 TB/s"
+    type_into(qtbot, dialog.fields["source:level:L2"], "Chips and Cheese, measured")
+    assert project.get_preset(key).memory_level("L2").source == "Chips and Cheese, measured"
+    assert stack.text(stack.count() - 1) == "Change source of L2 figures of NVIDIA H100 SXM (copy)"
+    type_into(qtbot, dialog.fields["level_capacity:L2"], "50 MB")
+    assert project.get_preset(key).memory_level("L2").capacity == 50e6
+    # emptying the capacity removes it (it is optional)
+    field = dialog.fields["level_capacity:L2"]
+    field.edit.setFocus()
+    field.edit.selectAll()
+    qtbot.keyClick(field.edit, Qt.Key.Key_Delete)
+    qtbot.keyClick(field.edit, Qt.Key.Key_Return)
+    assert project.get_preset(key).memory_level("L2").capacity is None
+    assert stack.text(stack.count() - 1) == "Remove L2 capacity of NVIDIA H100 SXM (copy)"
+    qtbot.mouseClick(dialog.fields["remove_level:L2"], Qt.MouseButton.LeftButton)
+    assert [m.name for m in project.get_preset(key).memory] == ["HBM"]
+    assert stack.text(stack.count() - 1) == "Remove memory level L2 from NVIDIA H100 SXM (copy)"
+    stack.undo()
+    assert project.get_preset(key).memory_level("L2").bandwidth == 10e12
+    assert catalog.get(key).memory_level("L2").bandwidth == 10e12
+
+
+def test_a_new_level_needs_a_free_name_and_a_bandwidth(qtbot, parts, project):
+    dialog, _, stack = parts
+    key = duplicate_h100(qtbot, dialog, project)
+    steps = stack.count()
+    add_level(qtbot, dialog, "L2", "")
+    assert "bandwidth" in dialog.fields["new_level_bw"].message_text()
+    add_level(qtbot, dialog, "HBM", "12 TB/s")
+    assert "already has a level named HBM" in dialog.fields["new_level_name"].message_text()
+    add_level(qtbot, dialog, "", "12 TB/s")
+    assert "Name the new cache level" in dialog.fields["new_level_name"].message_text()
+    add_level(qtbot, dialog, "L2", "12 TFLOP/s")  # not a bandwidth
+    assert dialog.fields["new_level_bw"].message_text()
+    assert stack.count() == steps
+    assert [m.name for m in project.get_preset(key).memory] == ["HBM"]

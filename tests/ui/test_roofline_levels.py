@@ -156,6 +156,41 @@ def test_built_in_cache_figures_show_with_their_labels(panel):
     assert results(panel)["Infinity Cache bandwidth"] == ("17", "TB/s")
 
 
+def test_an_l2_level_added_in_the_preset_editor_shows_on_the_roofline(qtbot, tmp_path):
+    from storage import Project
+    from ui.preset_manager import PresetManagerDialog
+
+    project = Project.create(tmp_path / "plan.swbproj")
+    try:
+        catalog = HardwareCatalog(project)
+        stack = QUndoStack()
+        dialog = PresetManagerDialog(project, catalog, stack)
+        qtbot.addWidget(dialog)
+        panel = RooflinePanel(catalog, undo_stack=QUndoStack())
+        qtbot.addWidget(panel)
+        panel.show()
+        dialog.select("h100-sxm")
+        key = dialog.duplicate_current()
+        pick(panel.hardware_combo, key)
+        assert not panel.l2_check.isEnabled()
+        f = dialog.fields
+        f["new_level_bw"].edit.setText("12 TB/s")
+        f["new_level_source"].edit.setText("our own L2 microbenchmark")
+        qtbot.mouseClick(f["add_level"], Qt.MouseButton.LeftButton)
+        assert panel.l2_check.isEnabled()  # the panel follows the catalog
+        panel.l2_check.click()
+        assert "L2 bandwidth 12 TB/s" in panel.roof_label_texts()
+        assert "our own L2 microbenchmark" in result_tip(panel, "L2 bandwidth")
+        stack.undo()  # the level goes, and so does its roof
+        assert "L2 bandwidth 12 TB/s" not in panel.roof_label_texts()
+        assert "L2 bandwidth" not in results(panel)
+        assert panel.l2_check.isChecked() and panel.l2_check.isEnabled()  # still ticked: can be unticked
+        stack.clear()
+        dialog.close()
+    finally:
+        project.close()
+
+
 def test_the_hover_readout_says_what_the_cache_roof_allows(panel):
     pick(panel.hardware_combo, "h100-pcie")
     panel.l2_check.click()
