@@ -16,11 +16,14 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     comms_sweep,
     context,
     energy,
+    footprint,
     hardware,
     kernel_import,
     kernels,
+    link_health,
     measure,
     measured,
+    measured_scaling,
     mfu,
     nccl,
     pipeline,
@@ -32,5 +35,6 @@ from workbench import (  # noqa: E402,F401  (the notebook interface: workbench.<
     scenarios,
     trainlog,
     units,
+    workspace,
 )
 from workbench._validate import InputError  # noqa: E402,F401

@@ -275,6 +275,8 @@ def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
         return v.positive("tokens_per_s_per_gpu", _field(scenario, "tokens_per_s_per_gpu"))
     if peak_flops is None:
         raise v.InputError("peak_flops", "is needed to turn the scenario's MFU into a throughput")
+    # a device's peak is at least 1 FLOP/s: below that the throughput rounds to 0 tokens/s
+    peak_flops = v.bounded("peak_flops", peak_flops, 1.0, v.MAX_FLOPS, "FLOP/s")
     return mfu.tokens_per_s_at_mfu(fraction, peak_flops, _field(scenario, "n_params"))
 
 
