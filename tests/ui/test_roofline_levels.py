@@ -373,3 +373,28 @@ def test_csv_has_a_check_column(panel, tmp_path):
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert [r["check"].startswith(ADVICE) for r in rows] == [True, False]
+
+
+def test_flat_roof_labels_at_the_right_edge_keep_clear_of_each_other(qtbot, panel):
+    # H100 PCIe 2:4 sparse with its precision ceilings, the H100 SXM beside it: five flat roofs
+    # end at the right edge within a few label heights (the labels covered each other)
+    panel.set_scenario(RooflineScenario(hardware=("h100-pcie", "h100-sxm"), sparse=True,
+                                        show_precision_ceilings=True, show_l2=True))
+    qtbot.waitExposed(panel)
+    panel._place_point_labels()
+    vb = panel.chart.getPlotItem().getViewBox()
+    boxes = {}
+    for item, *_rest in panel._overlays:
+        if item.isVisible() and getattr(item, "_flat", None) is not None:
+            item.updateTransform(force=True)
+            rect = item.textItem.sceneBoundingRect()
+            _x_end, x_start, _anchor = item._flat
+            # each stays over its own roof: not left of where the roof starts
+            assert vb.mapSceneToView(rect.topLeft()).x() >= x_start - 1e-9, item.toPlainText()
+            boxes[item.toPlainText()] = rect
+    bold = next(r for text, r in boxes.items() if text.startswith("BF16/FP16 peak"))
+    others = {text: r for text, r in boxes.items() if not text.startswith("BF16/FP16 peak")}
+    assert len(others) >= 3
+    assert not [text for text, r in others.items() if r.intersects(bold)]  # the bold peak reads whole
+    tf32 = next(r for text, r in others.items() if text.startswith("TF32"))
+    assert not any(r.intersects(tf32) for text, r in others.items() if not text.startswith("TF32"))

@@ -1289,7 +1289,7 @@ class RooflinePanel(PanelBase):
                     chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dot",
                                      in_legend=False)
                     self._label(f"{roof.label.replace(' peak', '')} {_q(roof.peak_flops, 'FLOP/s')}",
-                                x[-1], y[-1], (1.0, 1.0), None, 0.9)
+                                x[-1], y[-1], (1.0, 1.0), None, 0.9, flat_from=float(x[0]))
                 else:  # a cache level (L2 or another): its slope, then flat at the peak up to
                     # the device-memory ridge, where the drawn compute roof takes over
                     if x[-1] >= roof.ridge and roof.ridge < d.compute.ridge:
@@ -1321,7 +1321,7 @@ class RooflinePanel(PanelBase):
             # it when another flat roof runs just above (the text would sit on that line)
             above = (1.0, 1.15) if self._room_above(c.peak_flops, compared) else (1.0, -0.15)
             self._label(f"{c.label.replace(' (2:4 sparse)', '')} {_q(c.peak_flops, 'FLOP/s')} ({mode})",
-                        xmax, c.peak_flops, above, None, 1.0, bold=True)
+                        xmax, c.peak_flops, above, None, 1.0, bold=True, flat_from=c.ridge)
             self._slope_label(f"{m.label} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax)
             # the ridge: a dotted drop line to the axis, a marker and its value
             chart.add_series("ridge", [c.ridge, c.ridge], [ymin, c.peak_flops], color=self.chart.theme().muted,
@@ -1357,7 +1357,8 @@ class RooflinePanel(PanelBase):
             c, m = d.compute, d.memory
             if all(abs(math.log10(c.peak_flops / p)) > 0.1 for p in peaks):
                 anchor = (1.0, 1.15) if self._room_above(c.peak_flops, compared) else (1.0, -0.15)
-                self._label(f"{name} {_q(c.peak_flops, 'FLOP/s')}", xmax, c.peak_flops, anchor, color, 0.95)
+                self._label(f"{name} {_q(c.peak_flops, 'FLOP/s')}", xmax, c.peak_flops, anchor, color, 0.95,
+                            flat_from=c.ridge)
                 peaks.append(c.peak_flops)
             if all(abs(math.log10(m.mem_bw / b)) > 0.1 for b in bandwidths):
                 self._slope_label(f"{name} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax, color=color, along=slot)
@@ -1410,7 +1411,7 @@ class RooflinePanel(PanelBase):
         return cache[full]
 
     def _label(self, text: str, x: float, y: float, anchor, color, scale: float, *, bold: bool = False,
-               rotate=None, angle: float = 0) -> pg.TextItem:
+               rotate=None, angle: float = 0, flat_from: float | None = None) -> pg.TextItem:
         # Text items are kept and reused: a new one lays itself out in its first paint and asks
         # for a second, so creating them on every refresh doubled the chart's paint work.
         # They are taken back in the order they were drawn, so a label lands on the item that
@@ -1431,6 +1432,9 @@ class RooflinePanel(PanelBase):
         pos = QPointF(math.log10(x), math.log10(y))
         if item.pos() != pos:
             item.setPos(pos)
+        # a flat roof's label (its roof runs from flat_from to x): kept clear of the others that
+        # end at the right edge too (_separate_flat_labels)
+        item._flat = None if flat_from is None else (pos.x(), math.log10(flat_from), tuple(anchor))
         self._overlays.append((item, color, scale * (1.0 if not bold else -1.0), key))
         self._style_text(item, color, scale, bold)
         return item
@@ -1545,6 +1549,9 @@ class RooflinePanel(PanelBase):
             return
         vb = self.chart.getPlotItem().getViewBox()
         area = vb.sceneBoundingRect()
+        if area.width() >= 50 and area.height() >= 50:
+            vb.updateMatrix()
+            self._separate_flat_labels(vb)
         if not labels or p is None or area.width() < 50 or area.height() < 50:
             # nothing to name, or not laid out yet (placed when it is: sigResized)
             if len(self.label_leaders.xData if self.label_leaders.xData is not None else ()):
@@ -1608,6 +1615,55 @@ class RooflinePanel(PanelBase):
                 item.setPos(pos)
             if not item.isVisible():
                 item.setVisible(True)
+
+    def _separate_flat_labels(self, vb) -> None:
+        """The flat roofs' labels all end at the right edge: where one would overlap another (a
+        compared device's peak just under the primary's, a precision ceiling beside it) it
+        takes the other side of its roof, else moves left along its roof, never past the roof's
+        start. The primary's bold peak keeps its place. Done in pixels, from each label's own
+        place every time (a resize, a zoom, a new font)."""
+        flat = [(item, scale) for item, _color, scale, _key in self._overlays
+                if item.isVisible() and getattr(item, "_flat", None) is not None]
+        flat.sort(key=lambda entry: 0 if entry[1] < 0 else 1)  # stable: then in the order drawn
+        gap = 14.0 * th.scale_factor(self.chart.presentation())
+        placed = []
+
+        def put(item, x: float, anchor) -> object:
+            if tuple(item.anchor) != tuple(anchor):
+                item.setAnchor(anchor)
+            if item.pos().x() != x:
+                item.setPos(QPointF(x, item.pos().y()))
+            item.updateTransform(force=True)
+            return item.textItem.sceneBoundingRect()
+
+        for item, _scale in flat:
+            x_end, x_start, anchor = item._flat
+            rect = put(item, x_end, anchor)
+            if placed and any(r.intersects(rect) for r in placed):
+                flipped = (anchor[0], 1.0 - anchor[1])
+                start_px = vb.mapViewToScene(QPointF(x_start, item.pos().y())).x()
+                end_px = vb.mapViewToScene(QPointF(x_end, item.pos().y())).x()
+                found = None
+                best = None  # (overlap in px², x, side): where it covers the others least
+                for side in (anchor, flipped):
+                    right = end_px
+                    while found is None:
+                        x = vb.mapSceneToView(QPointF(right, 0.0)).x()
+                        rect = put(item, x, side)
+                        hits = [r for r in placed if r.intersects(rect)]
+                        if not hits:
+                            found = rect
+                            break
+                        covered = sum(r.intersected(rect).width() * r.intersected(rect).height() for r in hits)
+                        if best is None or covered < best[0]:
+                            best = (covered, x, side)
+                        right = min(r.left() for r in hits) - gap
+                        if right - rect.width() < start_px:
+                            break  # no room left of the others on this side
+                    if found is not None:
+                        break
+                rect = found if found is not None else put(item, best[1], best[2])
+            placed.append(rect)
 
     def point_label_boxes(self) -> list[tuple[str, tuple[float, float, float, float] | None]]:
         """(text, scene box or None if hidden) of each kernel's name label (for tests)."""
