@@ -438,7 +438,7 @@ class FlaggedKernelModel(KernelTableModel):
         """Tell the view the flagged columns may have changed (after ``set_flags`` said so)."""
         n = len(self.kernels())
         if n:
-            self.dataChanged.emit(self.index(0, self.TIME), self.index(n - 1, self.FRACTION))
+            self.dataChanged.emit(self.index(0, self.NAME), self.index(n - 1, self.FRACTION))
 
     def warning(self, row: int) -> str:
         """The above-the-roof warning of kernel ``row`` ("" if none)."""
@@ -456,7 +456,7 @@ class FlaggedKernelModel(KernelTableModel):
         if self.warning(row):
             lines.append(f"\u26a0 {self.warning(row)}")
         if self.time_stale(row):
-            lines.append(f"\u26a0 {rl.STALE_TIME_ADVICE}")
+            lines.append(f"\u26a0 {rl.STALE_TIME_ADVICE} (or retype it as it is, to keep it)")
         return lines
 
     def tooltip(self, row: int) -> str:
@@ -466,6 +466,8 @@ class FlaggedKernelModel(KernelTableModel):
         if row < len(self.kernels()) and (self._warnings or self._stale):
             above = col in (self.ACHIEVED, self.FRACTION) and bool(self.warning(row))
             stale = col == self.TIME and self.time_stale(row)
+            if col == self.NAME and role == _FOREGROUND_ROLE and (self.warning(row) or self.time_stale(row)):
+                return self._warning_brush  # seen however far the table is scrolled
             if above or stale:
                 if role == _DECORATION_ROLE and (stale or col == self.FRACTION):
                     return self._icon
@@ -1152,8 +1154,7 @@ class RooflinePanel(PanelBase):
     def _time_confirmed(self, row: int) -> None:
         kernels = self.kernels()
         if 0 <= row < len(kernels):
-            self._stale_times.discard(kernels[row])
-            self.show_status(f"Time of '{kernels[row].name}' kept as measured for its present counts")
+            self._stale_times.discard(kernels[row])  # the flag goes: the time is the user's word
             self.refresh()
 
     def _place(self, kernels: tuple[Kernel, ...], peak: float, bw: float) -> rl.Placements:
