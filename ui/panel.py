@@ -366,6 +366,7 @@ class PanelBase(QWidget):
         """Series drawn in the theme's ink or palette take the new theme's colours."""
         if self._scenario is not None:
             self.refresh()
+        self._update_plan_banner()  # its background is the theme's notice colour
 
     def set_presentation(self, enabled: bool) -> None:
         """On a projector the inputs and the toolbar grow with the chart, and the form's column

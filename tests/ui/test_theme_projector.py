@@ -128,3 +128,19 @@ def test_presenting_gives_the_chart_the_height_and_keeps_the_run_plan_inputs_who
     field = panel.field("n_gpus").edit
     assert field.fontMetrics().horizontalAdvance(field.text()) < field.width()
     window.exit_presentation()
+
+
+def test_the_differs_from_the_plan_line_takes_the_dark_notice_colour(qtbot, tmp_path, themed):
+    from storage import Project
+    from ui.main_window import MainWindow
+
+    path = tmp_path / "banner.swbproj"
+    Project.create(path).close()
+    window = MainWindow(Project.open(path))
+    qtbot.addWidget(window)
+    window.show()
+    power = window.panel("power")
+    power.action_override.setChecked(True)
+    assert th.LIGHT.notice_bg in power.plan_banner.styleSheet()
+    themed("dark")
+    assert th.DARK.notice_bg in power.plan_banner.styleSheet()
