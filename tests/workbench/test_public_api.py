@@ -341,6 +341,8 @@ CALLS = [
     ("roofline.roof_curve", roofline.roof_curve, dict(ai_min=0.1, ai_max=1e4, n=64, **ROOFLINE_RATES)),
     ("roofline.place", roofline.place, dict(kernel=KERNEL, **ROOFLINE_RATES)),
     ("roofline.place_many", roofline.place_many, dict(kernels=[KERNEL], **ROOFLINE_RATES)),
+    ("roofline.time_may_be_stale", roofline.time_may_be_stale,
+     dict(old=kernels.Kernel("k", 1e12, 1e9, 1e-3), new=kernels.Kernel("k", 2e12, 1e9, 1e-3))),
     # scaling
     ("scaling.amdahl_speedup", scaling.amdahl_speedup, dict(serial_fraction=0.05, n=64)),
     ("scaling.gustafson_speedup", scaling.gustafson_speedup, dict(serial_fraction=0.05, n=64)),
