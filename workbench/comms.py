@@ -34,6 +34,7 @@ __all__ = [
     "busbw",
     "crossover_size",
     "fit_alpha_beta",
+    "hierarchical_link",
     "parse_nccl_runs",
     "parse_nccl_tests",
     "ring_allreduce_time",

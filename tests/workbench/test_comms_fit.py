@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from bad_input import BAD_VALUES, bad_value_problem
 
 from workbench import comms, comms_sweep, plan
 
@@ -94,26 +93,7 @@ def test_the_plan_uses_the_same_hierarchical_link():
             inside, group, links.intra_bw, links.intra_latency_s, links.inter_bw, links.inter_latency_s)
 
 
-GOOD_LINK = dict(ranks_per_node=8, n_ranks=16, intra_bw=360e9, intra_alpha=3e-6, inter_bw=48e9, inter_alpha=1e-5)
-NEW_CALLS = [
-    ("comms.hierarchical_link", comms.hierarchical_link, GOOD_LINK),
-    ("comms_sweep.rank_sweep", comms_sweep.rank_sweep,
-     dict(collective="all_reduce", size_bytes=2.0**30, link_bw=360e9, alpha=5e-6, n_min=2, n_max=100_000,
-          points_per_decade=8)),
-    ("comms_sweep.bandwidth_sweep", comms_sweep.bandwidth_sweep,
-     dict(collective="all_reduce", size_bytes=2.0**30, n_ranks=8, alpha=5e-6, bw_min=1e9, bw_max=2e12,
-          points_per_decade=8)),
-    ("comms_sweep.latency_takes_over", comms_sweep.latency_takes_over,
-     dict(collective="all_reduce", size_bytes=2.0**30, link_bw=360e9, alpha=5e-6, n_max=100_000)),
-]
-
-
-@pytest.mark.parametrize(("label", "func", "good"), NEW_CALLS, ids=[c[0] for c in NEW_CALLS])
-def test_new_functions_refuse_bad_values_naming_the_parameter(label, func, good):
-    for param in good:
-        problems = [f"{param}={bad!r:.30}: {problem}" for bad in BAD_VALUES
-                    if (problem := bad_value_problem(func, good, param, bad, None))]
-        assert not problems, f"{label}:\n" + "\n".join(problems)
+# (the bad-value walk of the new functions is tests/workbench/test_public_api.py's, over __all__)
 
 
 # --- against rank count and link bandwidth ----------------------------------------------------
