@@ -55,6 +55,7 @@ __all__ = [
     "analyse_measured",
     "karp_flatt_vs_base",
     "gustafson_fraction_vs_base",
+    "one_gpu_serial_fraction",
     "fit_gustafson",
     "fit_law",
     "amdahl_ceiling",
@@ -176,6 +177,16 @@ def karp_flatt_vs_base(throughput: float, gpus: int, base_throughput: float, bas
     if n <= n0:
         raise v.InputError("gpus", f"must be more than the base row's {n0:,} GPUs, got {n:,}")
     return float(sc.karp_flatt(x / x0, n / n0))
+
+
+@v.public
+def one_gpu_serial_fraction(serial_fraction: float, base_gpus: int) -> float:
+    """Amdahl's serial fraction of one GPU from one measured against a base of n_0 GPUs: a
+    Karp-Flatt e is a share of the base run's time, and s = e / (n_0 - (n_0 - 1) e) is the
+    same serial part as a share of one GPU's time (comparable with a fit's s)."""
+    e = v.fraction("serial_fraction", serial_fraction)
+    n0 = v.gpu_count("base_gpus", base_gpus)
+    return float(e / (n0 - (n0 - 1) * e))
 
 
 @v.public

@@ -145,6 +145,10 @@ def test_typing_the_issue_table_gives_karp_flatt_per_row_against_the_first(qtbot
     assert stack.undoText() == "Delete measured row 1"
     assert _column(table, 4)[0] == "base" and table.item(1, 3).text() == ms.plain_percent((553_518 / 76_930) / 8)
     assert "rows against the first (8 GPUs)" in panel.measured_hint.text()
+    row = next(i for i, r in enumerate(panel.results.rows()) if r[0].startswith("Karp-Flatt at"))
+    e = panel.measured_analysis().largest.serial_fraction
+    assert f"as a share of one GPU's time, e / (n0 - (n0 - 1) e) = {ms.plain_percent(e / (8 - 7 * e))}" in \
+        panel.results.item(row, 0).toolTip()
     stack.undo()
     assert [g for g, _ in panel.scenario().measured] == [1, 8, 64, 512]
 

@@ -94,6 +94,8 @@ def test_amdahl_data_give_one_serial_fraction_against_the_base(s, n0, factors):
     expected = s / (s + (1 - s) / n0)
     for r in t.rows[1:]:
         assert r.serial_fraction == pytest.approx(expected, abs=1e-9)
+        # and as a share of one GPU's time it is the s the data were made with
+        assert ms.one_gpu_serial_fraction(r.serial_fraction, n0) == pytest.approx(s, abs=1e-9)
 
 
 @settings(max_examples=60, deadline=None)

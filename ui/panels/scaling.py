@@ -726,8 +726,9 @@ class ScalingPanel(PanelBase):
              f"Throughput / the base row's ({against}): S = X / X0"),
             ("Efficiency", "Scaling efficiency = (X / X0) / (n / n0): 100% is linear"),
             ("Karp-Flatt" if strong else "Serial (Gustafson)",
-             "Karp-Flatt serial fraction against the base row: e = (1/S - 1/p) / (1 - 1/p), p = n / n0. "
-             "Growing with n points to overhead (communication), not a fixed serial part."
+             "Karp-Flatt serial fraction against the base row: e = (1/S - 1/p) / (1 - 1/p), p = n / n0, "
+             "a share of the base run's time. Growing with n points to overhead (communication), not a "
+             "fixed serial part."
              if strong else
              "The serial fraction Gustafson's law implies against the base row: s = (p - S) / (p - 1), "
              "p = n / n0."),
@@ -1055,9 +1056,14 @@ class ScalingPanel(PanelBase):
         largest = t.largest if t is not None else None
         base = t.base if t is not None else None
         kf_name = "Karp-Flatt" if s.mode == "strong" else "Gustafson serial fraction"
+        kf_note = ""
         if largest is not None and largest.serial_fraction is not None:
             kf_label = f"{kf_name} at {largest.gpus:,} GPUs (vs {base.gpus:,})"
             kf_value = pct(largest.serial_fraction, 2)
+            if s.mode == "strong" and base.gpus > 1 and 0 <= largest.serial_fraction <= 1:
+                one = ms.one_gpu_serial_fraction(largest.serial_fraction, base.gpus)
+                kf_note = (f" It is a share of the {base.gpus:,}-GPU base run's time; as a share of one GPU's "
+                           f"time, e / (n0 - (n0 - 1) e) = {ms.plain_percent(one)}, comparable with the fit's s.")
         else:
             kf_label, kf_value = kf_name, None
         fit = t.fit if t is not None else None
@@ -1081,8 +1087,8 @@ class ScalingPanel(PanelBase):
             ResultRow(kf_label, kf_value, "%",
                       "The serial fraction of the row with the most GPUs, measured against the table's first "
                       "row (p = n / n0, S = X / X0): Karp-Flatt e = (1/S - 1/p) / (1 - 1/p) in strong scaling, "
-                      "Gustafson's (p - S) / (p - 1) in weak. Every row's value is in the table beside the "
-                      "chart."),
+                      "Gustafson's (p - S) / (p - 1) in weak. Every row's value is in the measured table."
+                      + kf_note),
             ResultRow("Input read bandwidth", val(lambda a: a.read_bytes_per_s), "B/s",
                       "Sustained read rate that keeps the job fed = tokens/s x bytes per token."),
             ResultRow("Checkpoint write bandwidth" + (" (size est.)" if s.checkpoint_bytes <= 0 else ""),
