@@ -42,6 +42,7 @@ from workbench import _validate as v
 from workbench import plan as pl
 from workbench import scaling as sc
 from workbench import workspace as ws
+from workbench.catalog import check_catalog
 from workbench.hardware import PRECISION_LABELS, Hardware
 from workbench.scenarios import ScalingScenario
 from workbench.units import UnitError, parse_quantity
@@ -603,6 +604,7 @@ def planned_tokens_per_s(scenario, plan, catalog) -> float:
     when the plan cannot take them, e.g. a GPU count its parallel layout cannot split."""
     s = v.instance("scenario", scenario, ScalingScenario)
     base = v.instance("plan", plan, pl.RunPlan)
+    catalog = check_catalog(catalog)
 
     def lookup(key: str) -> Hardware | None:
         try:

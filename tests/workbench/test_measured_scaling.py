@@ -322,3 +322,62 @@ def test_a_scenario_saved_before_the_throughput_source_opens_as_measured_on_its_
     for _name, sample in presets.sample_scenarios():
         if isinstance(sample, ScalingScenario):
             assert sample.measured_on == sample.hardware and not sample.measured_elsewhere
+
+
+# -- every public callable against bad values (the design's contract, as test_public_api walks) ------
+
+H100 = presets.hardware_by_key("h100-sxm")
+GOOD_CALLS = [
+    (ms.analyse_measured, dict(measured=ISSUE_ROWS, mode="strong")),
+    (ms.karp_flatt_vs_base, dict(throughput=76_930.0, gpus=8, base_throughput=10_000.0, base_gpus=1)),
+    (ms.gustafson_fraction_vs_base, dict(throughput=76_930.0, gpus=8, base_throughput=10_000.0, base_gpus=1)),
+    (ms.one_gpu_serial_fraction, dict(serial_fraction=0.0027, base_gpus=64)),
+    (ms.fit_gustafson, dict(gpus=[1, 8, 64], throughputs=[100.0, 790.0, 6300.0])),
+    (ms.fit_law, dict(gpus=[1, 8, 64], throughputs=[100.0, 790.0, 6300.0], mode="strong")),
+    (ms.amdahl_ceiling, dict(serial_fraction=0.05)),
+    (ms.plain_number, dict(value=1929.6, digits=3)),
+    (ms.plain_percent, dict(fraction=0.0057, digits=2)),
+    (ms.ceiling_label, dict(serial_fraction=0.05)),
+    (ms.parse_gpus, dict(text="512")),
+    (ms.parse_throughput, dict(text="610k")),
+    (ms.parse_table_text, dict(text="gpus,throughput_tokens_per_s\n1,10000\n8,76930\n")),
+    (ms.table_csv, dict(measured=ISSUE_ROWS, mode="weak")),
+    (ms.mfu_band, dict(mfu=0.46)),
+    (ms.impossible_mfu_message, dict(mfu=33.8, flops_per_token=6.09e10, tokens_per_s=1e7, n_gpus=8,
+                                     peak_flops=2.25e15)),
+    (ms.sparse_peak_match, dict(peak_flops=1979e12, precision="bf16", devices=[H100], own_key="mine",
+                                tolerance=0.015)),
+    (ms.sparse_peak_message, dict(device_name="Mine", precision="bf16", peak_flops=1979e12,
+                                  match_name="NVIDIA H100 SXM", match_dense_flops=989e12)),
+    (ms.stale_throughput_message, dict(tokens_per_s=5e4, measured_on="H100", now_on="B200", mfu=0.2)),
+    (ms.planned_tokens_per_s, dict(scenario=ScalingScenario(), plan=DEFAULT_PLAN, catalog=presets.catalog.BUILTIN)),
+]
+
+
+def test_every_public_callable_has_a_good_call():
+    called = {func.__name__ for func, _ in GOOD_CALLS}
+    public = {name for name in ms.__all__ if callable(getattr(ms, name)) and not isinstance(getattr(ms, name), type)}
+    assert public == called
+
+
+@pytest.mark.parametrize(("func", "good"), GOOD_CALLS, ids=[f.__name__ for f, _ in GOOD_CALLS])
+def test_bad_values_raise_an_error_naming_the_parameter_or_give_a_finite_result(func, good):
+    from bad_input import BAD_VALUES, bad_value_problem, call, non_finite
+
+    assert non_finite(call(func, good)) is None
+    # a cell's parser names the field its text is for, as the other text parsers do
+    named = {ms.parse_gpus: "gpus", ms.parse_throughput: "throughput"}.get(func)
+    problems = [f"{param}={bad!r:.30}: {problem}" for param in good for bad in BAD_VALUES
+                if (problem := bad_value_problem(func, good, param, bad, named))]
+    assert not problems, "\n".join(problems)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("0123456789.,;:\t\n -+ekMBx#\"gpustokenr_/")), max_size=200))
+def test_any_pasted_text_gives_valid_rows_or_names_its_problems(text):
+    got = ms.parse_table_text(text)
+    for gpus, rate in got.rows:
+        assert isinstance(gpus, int) and 1 <= gpus and math.isfinite(rate) and rate > 0
+    assert all(p.line >= 1 and p.reason for p in got.problems)
+    if got.rows:
+        ms.analyse_measured(got.rows)  # anything read is a table the panel can show
