@@ -33,6 +33,11 @@ How one step is modelled (SI units; every term is a function below with its form
 - A power cap lowers the clock (:mod:`workbench.power`): FLOP-bound work slows by the clock
   fraction, memory-bound work and communication do not; energy, emissions and cost come from
   :mod:`workbench.carbon`.
+- A **measured** throughput in the plan (``measured_tokens_per_s``, say a training log's steady
+  rate) replaces the modelled step: step = tokens per step / measured rate, and everything
+  after it (tokens/s, MFU, HFU, days, GPU-hours, energy, CO2e, cost) follows; the model's
+  terms stay in the breakdown, with **measured_gap** the part of the measured step they do not
+  explain. Memory and the what-if drags remain the model's.
 
 The constants below that are not read from a preset are few, physical and sourced; the one
 fitted constant (the non-matmul memory traffic) says so, and ``python -m workbench.plan_check``
@@ -110,8 +115,11 @@ ZERO3_GATHERS: tuple[str, ...] = ("per_layer", "per_tensor")
 #: The terms of a step, in the order the breakdown lists them.
 TERMS: tuple[str, ...] = (
     "compute", "recompute", "tensor_parallel", "context_parallel", "pipeline_bubble",
-    "pipeline_p2p", "data_parallel", "optimizer", "data_loading", "checkpoint",
+    "pipeline_p2p", "data_parallel", "optimizer", "data_loading", "checkpoint", "measured_gap",
 )
+#: The term that is not the model's: how much longer a measured step is than the modelled one
+#: (0 unless the plan has a measured throughput and the run is slower than the model).
+MEASURED_TERM = "measured_gap"
 TERM_LABELS: dict[str, str] = {
     "compute": "Compute",
     "recompute": "Recomputation",
@@ -123,6 +131,7 @@ TERM_LABELS: dict[str, str] = {
     "optimizer": "Optimizer step",
     "data_loading": "Data loading (exposed)",
     "checkpoint": "Checkpoint stalls",
+    "measured_gap": "Measured vs model (unexplained)",
 }
 #: What removing each drag means, for ``what_if``.
 TERM_FIXES: dict[str, str] = {
@@ -149,7 +158,10 @@ OPTIONAL_BOUNDS: dict[str, tuple[float, float, str]] = {
     "checkpoint_write_bw": (1.0, v.MAX_BANDWIDTH, "B/s"),
     "checkpoint_interval_s": (1.0, v.MAX_SECONDS, "s"),
     "power_cap_w": (0.0, v.MAX_GPU_POWER_W, "W"),
+    "measured_tokens_per_s": (v.MIN_TOKENS_PER_S, v.MAX_TOKENS_PER_S, "tokens/s"),
 }
+#: The longest ``measured_source`` (a log's name, not its text).
+MAX_SOURCE_CHARS = 200
 
 
 # -- the plan ------------------------------------------------------------------------------------
@@ -173,6 +185,12 @@ class RunPlan(Scenario):
     ``host_overhead_w_per_gpu`` None takes the hardware preset's system figure (the rest of a
     DGX node per GPU) where it has one, else 0. ``zero3_gather``
     is how ZeRO 3 fetches parameters (``ZERO3_GATHERS``).
+
+    ``measured_tokens_per_s`` is a throughput measured on this run (the whole job's tokens/s,
+    e.g. a training log's steady median): set, :func:`predict` takes the step from it instead
+    of from the model, and ``measured_source`` says where it came from (a log's name). None
+    predicts the step. Both were added to version 1 with defaults, so older plans open
+    unchanged (a source without a rate is dropped).
     """
 
     kind: ClassVar[str] = "run_plan"
@@ -225,6 +243,8 @@ class RunPlan(Scenario):
     energy_price_per_kwh: float = 0.10
     gpu_hour_price: float = 0.0
     currency: str = "USD"
+    measured_tokens_per_s: float | None = None
+    measured_source: str = ""
 
     MAX_GPUS: ClassVar[int] = 10_000_000
 
@@ -290,6 +310,10 @@ class RunPlan(Scenario):
                                          high=v.MAX_PRICE))
         s("gpu_hour_price", _float("gpu_hour_price", self.gpu_hour_price, low=0, high=v.MAX_PRICE))
         s("currency", v.text("currency", self.currency))
+        source = v.text("measured_source", self.measured_source, allow_empty=True).strip()
+        if len(source) > MAX_SOURCE_CHARS:
+            raise v.InputError("measured_source", f"must be at most {MAX_SOURCE_CHARS} characters, got {len(source)}")
+        s("measured_source", source if self.measured_tokens_per_s is not None else "")
         self._check_layout()
 
     def _check_layout(self) -> None:
@@ -979,11 +1003,17 @@ def memory_fixes(plan: RunPlan, capacity: float) -> list[str]:
 # -- the prediction ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Prediction:
-    """What :func:`predict` answers. Seconds, tokens/s, fractions, bytes, joules, kg, money."""
+    """What :func:`predict` answers. Seconds, tokens/s, fractions, bytes, joules, kg, money.
+
+    With a measured throughput in the plan, ``step_time_s`` is the measured step and
+    ``model_step_time_s`` the modelled one; the breakdown keeps the model's terms and its
+    ``measured_gap`` term is the measured step's excess over them. A run faster than the model
+    leaves that term 0 (a note says by how much), so the breakdown then sums to the modelled step.
+    """
 
     plan: RunPlan
     step_time_s: float
-    breakdown: dict[str, float]  # seconds per step of each term in TERMS; sums to step_time_s
+    breakdown: dict[str, float]  # seconds per step of each term in TERMS; sums to step_time_s (see above)
     tokens_per_s: float  # the whole job
     tokens_per_s_per_gpu: float
     mfu: float
@@ -1007,11 +1037,18 @@ class Prediction:
     total_cost: float
     links: Links
     notes: tuple[str, ...] = field(default=())
+    model_step_time_s: float | None = None  # the modelled step, when a measured throughput set the step
+
+    @property
+    def uses_measured(self) -> bool:
+        """Whether the step comes from the plan's measured throughput rather than the model."""
+        return self.model_step_time_s is not None
 
     @property
     def largest_drag(self) -> str:
-        """The term other than compute that costs the most time per step ("" if none does)."""
-        drags = {k: t for k, t in self.breakdown.items() if k != "compute" and t > 0}
+        """The model's term other than compute that costs the most time per step ("" if none
+        does); the measured step's unexplained excess is not a drag with a fix."""
+        drags = {k: t for k, t in self.breakdown.items() if k not in ("compute", MEASURED_TERM) and t > 0}
         return max(drags, key=drags.get) if drags else ""
 
     @property
@@ -1075,6 +1112,7 @@ def _step_terms(plan: RunPlan, dev: Device, links: Links) -> tuple[dict[str, flo
         "optimizer": optimizer_time(plan, dev),
         "data_loading": 0.0,
         "checkpoint": 0.0,
+        MEASURED_TERM: 0.0,
     }
     return terms, m * slot
 
@@ -1133,6 +1171,14 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
     step = sum(terms.values())
     terms["checkpoint"] = checkpoint_time(plan, step)
     step = sum(terms.values())
+    uncapped_tokens_per_s = plan.tokens_per_step / uncapped_step
+    model_step = None
+    if plan.measured_tokens_per_s is not None:
+        model_step, step = step, plan.tokens_per_step / plan.measured_tokens_per_s
+        terms[MEASURED_TERM] = max(0.0, step - model_step)
+        # the cap slows the measured run as it slows the modelled one
+        uncapped_tokens_per_s *= model_step / step
+        notes.insert(0, _measured_note(plan, step, model_step))
 
     tokens_per_s = plan.tokens_per_step / step
     flops_budget = plan.n_gpus * dev.peak_flops
@@ -1149,14 +1195,27 @@ def predict(plan: RunPlan, catalog: Catalog | None = None) -> Prediction:
         plan=plan, step_time_s=step, breakdown={k: terms[k] for k in TERMS},
         tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=tokens_per_s / plan.n_gpus,
         mfu=mfu_value, hfu=hfu_value, peak_flops=dev.peak_flops, memory=memory, memory_fixes=fixes,
-        uncapped_tokens_per_s=plan.tokens_per_step / uncapped_step,
+        uncapped_tokens_per_s=uncapped_tokens_per_s,
         compute_bound_share=compute_bound_share, clock_fraction=clock, gpu_power_w=power_w,
         host_power_w_per_gpu=host, energy_known=tdp is not None, train_time_s=train_time,
         gpu_hours=summary.gpu_hours, it_energy_j=summary.it_energy_j,
         facility_energy_j=summary.facility_energy_j, co2e_kg=summary.co2e_kg,
         energy_cost=summary.energy_cost, compute_cost=summary.compute_cost,
-        total_cost=summary.total_cost, links=links, notes=tuple(notes),
+        total_cost=summary.total_cost, links=links, notes=tuple(notes), model_step_time_s=model_step,
     )
+
+
+def _measured_note(plan: RunPlan, step: float, model_step: float) -> str:
+    """What the prediction's note says of a measured throughput: its source, and how far the
+    measured step is from the modelled one."""
+    source = f" from {plan.measured_source}" if plan.measured_source else ""
+    rate = plan.measured_tokens_per_s
+    text = (f"uses a measured throughput{source}: {rate:,.4g} tokens/s, a {step:.4g} s step, against the "
+            f"model's {plan.tokens_per_step / model_step:,.4g} tokens/s ({model_step:.4g} s)")
+    if step >= model_step:
+        return text + f"; the {step - model_step:.3g} s the model does not explain is the measured-vs-model term"
+    return text + (f"; the run is {1.0 - step / model_step:.1%} faster than the model, so the breakdown is the "
+                   "model's step and sums to more than the measured one")
 
 
 #: What an MFU says, by band: published large dense runs sit at 35-55% when well tuned.
@@ -1204,14 +1263,19 @@ class WhatIf:
 
 @v.public
 def what_if(plan: RunPlan | Prediction, catalog: Catalog | None = None) -> list[WhatIf]:
-    """Each drag removed in turn, largest MFU gain first: the order in which to fix things."""
+    """Each drag removed in turn, largest MFU gain first: the order in which to fix things.
+
+    The drags and what removing them saves are the model's; with a measured throughput they
+    come off the measured step (the measured-vs-model excess has no fix, so it is no rung)."""
     v.instance("plan", plan, (RunPlan, Prediction), "a RunPlan or its Prediction")
     p = plan if isinstance(plan, Prediction) else predict(plan, catalog)
     out = []
     for term, seconds in p.breakdown.items():
-        if term == "compute" or seconds <= 0:
+        if term in ("compute", MEASURED_TERM) or seconds <= 0:
             continue
         step = p.step_time_s - seconds
+        if step <= 0:  # a measured step shorter than the model's drag: no rung to stand on
+            continue
         out.append(WhatIf(term=term, label=TERM_LABELS[term], fix=TERM_FIXES[term], saved_s=seconds,
                           mfu=p.mfu * p.step_time_s / step, step_time_s=step))
     out.sort(key=lambda w: -w.mfu)
@@ -1231,4 +1295,5 @@ __all__ = [
     "memory_per_gpu",
     "TERMS",
     "TERM_LABELS",
+    "MEASURED_TERM",
 ]

@@ -384,3 +384,83 @@ def test_no_catalog_at_all_says_how_to_get_one():
     empty = chain()
     with pytest.raises(InputError, match="no preset catalog is installed"):
         predict(llama70b(), catalog=empty)
+
+
+# -- a measured throughput --------------------------------------------------------------------
+def test_a_measured_throughput_sets_the_step_and_everything_after_it():
+    plan = llama70b(gpu_hour_price=2.0)
+    model = predict(plan)
+    rate = 0.8 * model.tokens_per_s  # the run came in slower than the model
+    p = predict(plan.with_changes(measured_tokens_per_s=rate, measured_source="run-42.log"))
+    assert p.uses_measured and not model.uses_measured
+    assert p.step_time_s == pytest.approx(plan.tokens_per_step / rate, rel=1e-12)
+    assert p.train_time_s == pytest.approx(plan.train_tokens / rate, rel=1e-12)
+    assert p.train_days == pytest.approx(plan.train_tokens / rate / 86400, rel=1e-12)
+    assert p.tokens_per_s == pytest.approx(rate) and p.tokens_per_s_per_gpu == pytest.approx(rate / plan.n_gpus)
+    # every downstream number scales with the time: 1 / 0.8 longer, MFU 0.8 of the model's
+    for name in ("gpu_hours", "it_energy_j", "facility_energy_j", "co2e_kg", "energy_cost", "compute_cost",
+                 "total_cost"):
+        assert getattr(p, name) == pytest.approx(getattr(model, name) / 0.8, rel=1e-9), name
+    assert p.mfu == pytest.approx(0.8 * model.mfu) and p.hfu == pytest.approx(0.8 * model.hfu)
+    # the model's terms stay; the rest of the measured step is its own term, and it all sums up
+    assert p.model_step_time_s == pytest.approx(model.step_time_s)
+    for term in P.TERMS[:-1]:
+        assert p.breakdown[term] == pytest.approx(model.breakdown[term]), term
+    assert p.breakdown[P.MEASURED_TERM] == pytest.approx(p.step_time_s - model.step_time_s)
+    assert sum(p.breakdown.values()) == pytest.approx(p.step_time_s, rel=1e-9)
+    assert p.largest_drag == model.largest_drag  # the unexplained rest is not a drag with a fix
+    assert "measured throughput from run-42.log" in p.notes[0]
+    # memory and the ladder's drags are the model's
+    assert p.memory == model.memory
+    assert [w.term for w in what_if(p)] == [w.term for w in what_if(model)]
+    assert all(w.saved_s == pytest.approx(m.saved_s) for w, m in zip(what_if(p), what_if(model), strict=True))
+
+
+def test_a_run_faster_than_the_model_says_so_instead_of_a_negative_term():
+    plan = llama70b()
+    model = predict(plan)
+    p = predict(plan.with_changes(measured_tokens_per_s=1.25 * model.tokens_per_s))
+    assert p.step_time_s == pytest.approx(model.step_time_s / 1.25)
+    assert p.breakdown[P.MEASURED_TERM] == 0.0
+    assert all(t >= 0 for t in p.breakdown.values())
+    assert "20.0% faster than the model" in p.notes[0] and " from " not in p.notes[0].split(":")[0]
+
+
+def test_without_a_measured_throughput_the_prediction_is_the_model_s():
+    plan = llama70b()
+    p = predict(plan)
+    assert plan.measured_tokens_per_s is None and plan.measured_source == ""
+    assert p.model_step_time_s is None and p.breakdown[P.MEASURED_TERM] == 0.0
+    assert not any("measured" in note for note in p.notes)
+    cleared = plan.with_changes(measured_tokens_per_s=5e6, measured_source="a.log").with_changes(
+        measured_tokens_per_s=None)
+    assert cleared == plan  # a source without a rate means nothing, so it goes
+    assert predict(cleared).step_time_s == p.step_time_s
+
+
+def test_a_measured_throughput_round_trips_and_old_plans_open_unchanged():
+    plan = llama70b(measured_tokens_per_s=3.2e6, measured_source="megatron 1024 GPUs.log")
+    data = json.loads(plan.to_json())
+    assert data["schema_version"] == 1 and data["measured_tokens_per_s"] == 3.2e6
+    assert RunPlan.from_dict(data) == plan
+    old = json.loads(llama70b().to_json())
+    del old["measured_tokens_per_s"], old["measured_source"]  # saved before the fields existed
+    opened = RunPlan.from_dict(old)
+    assert opened == llama70b() and opened.measured_tokens_per_s is None
+    assert predict(opened).step_time_s == predict(llama70b()).step_time_s
+
+
+@pytest.mark.parametrize(("changes", "field"), [
+    ({"measured_tokens_per_s": 0.0}, "measured_tokens_per_s"),
+    ({"measured_tokens_per_s": -5.0}, "measured_tokens_per_s"),
+    ({"measured_tokens_per_s": 1e-4}, "measured_tokens_per_s"),
+    ({"measured_tokens_per_s": 2e15}, "measured_tokens_per_s"),
+    ({"measured_tokens_per_s": math.nan}, "measured_tokens_per_s"),
+    ({"measured_tokens_per_s": "fast"}, "measured_tokens_per_s"),
+    ({"measured_tokens_per_s": 1e6, "measured_source": 7}, "measured_source"),
+    ({"measured_tokens_per_s": 1e6, "measured_source": "x" * 201}, "measured_source"),
+])
+def test_a_bad_measured_throughput_names_its_field(changes, field):
+    with pytest.raises(InputError) as info:
+        llama70b(**changes)
+    assert info.value.parameter == field
