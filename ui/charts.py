@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -261,6 +261,41 @@ class LogUnitAxis(pg.AxisItem):
         super().setLogMode(*args, **kwargs)
         self.enableAutoSIPrefix(not self.logMode and not self.binary)
 
+    # -- what makes the ticks, grid and labels be made again: only a real change --------------
+    # pyqtgraph drops the recorded axis (ticks, grid lines, tick texts) and typesets its title
+    # again whenever one of these is called, with a new value or not; panels call them on every
+    # redraw (the same ticks, the same label), and a linked view calls setRange on every resize.
+    def setRange(self, mn, mx):  # noqa: N802 - pyqtgraph naming
+        if getattr(self, "range", None) is not None and list(self.range) == [mn, mx]:
+            return  # nothing to redo: the recording depends on the size too, dropped on resize
+        super().setRange(mn, mx)
+
+    def setTicks(self, ticks):  # noqa: N802 - pyqtgraph naming
+        try:
+            same = ticks == getattr(self, "_tickLevels", ())
+        except (TypeError, ValueError):  # arrays: compare by value is ambiguous, so redraw
+            same = False
+        if same is True:
+            return
+        super().setTicks(ticks)
+
+    def enableAutoSIPrefix(self, enable=True):  # noqa: N802 - pyqtgraph naming
+        if getattr(self, "_auto_si_applied", None) == bool(enable) and self.autoSIPrefix == bool(enable):
+            return
+        self._auto_si_applied = bool(enable)
+        super().enableAutoSIPrefix(enable)
+
+    def _updateLabel(self):  # noqa: N802 - pyqtgraph naming
+        # the title is typeset again only when its text or style changed (a range change calls
+        # this for the SI prefix, which is mostly the same)
+        text = self.labelString()
+        if text != getattr(self, "_label_html", None):
+            self._label_html = text
+            self.label.setHtml(text)
+            self._adjustSize()
+        self.picture = None
+        self.update()
+
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph naming
         lo, hi = sorted(self.range) if self.range is not None else (0.0, 0.0)
         decades = abs(hi - lo)
@@ -331,14 +366,45 @@ class Series:
 
 _STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
 
+_SETTLE_EVENT = QEvent.Type(QEvent.registerEventType())
+
+
+class _Settler(QObject):
+    """Runs a chart's :meth:`Chart.settle` from the event loop, first: its event is posted at
+    high priority, ahead of the scene's own queued processing of changed items and of the
+    window's update request, so the chart is painted once, with everything in place."""
+
+    def __init__(self, chart: Chart):
+        super().__init__(chart)
+        self._chart = chart
+
+    def post(self) -> None:
+        QCoreApplication.postEvent(self, QEvent(_SETTLE_EVENT), Qt.EventPriority.HighEventPriority.value)
+
+    def customEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        if event.type() == _SETTLE_EVENT:
+            self._chart.settle()
+
 
 class Chart(pg.PlotWidget):
-    """The chart every panel draws into. All values passed in are real SI values."""
+    """The chart every panel draws into. All values passed in are real SI values.
+
+    A redraw costs what changed, not what was drawn: a panel's redraw clears and adds its
+    series and reference lines, and the chart keeps the items, so the next ``add_series`` or
+    ``add_reference_line`` takes one back and gives it the new values instead of making it
+    again (items not taken back stay hidden, out of the plot's lists, for later). The legend
+    is kept and updated in place. What depends on the whole drawing (the legend's entries,
+    where the operating point's label goes) is done once per change, by :meth:`settle`, which
+    runs from the event loop before the chart is painted (a queued call) and before any
+    export; reading :meth:`legend_visible` settles first too.
+    """
 
     #: Data coordinates (real values, not log10) under the mouse.
     hovered = Signal(float, float)
     #: The mouse left the plot area.
     hoverLeft = Signal()
+    #: hidden items kept for reuse, per kind; more are removed from the scene
+    POOL_LIMIT = 16
 
     def __init__(
         self,
@@ -377,8 +443,19 @@ class Chart(pg.PlotWidget):
         self._series: dict[str, Series] = {}
         self._next_color = 0
         self._legend: pg.LegendItem | None = None
-        #: inside ``replacing_series()``: the previous series' items, reused in drawing order
-        self._spare_items: list[pg.PlotDataItem] | None = None
+        #: series items kept for reuse (hidden, out of the plot's lists), in drawing order
+        self._pool: list[pg.PlotDataItem] = []
+        #: reference lines kept for reuse, by (vertical, labelled)
+        self._line_pool: dict[tuple[bool, bool], list[pg.InfiniteLine]] = {}
+        self._replacing = False  # inside replacing_series()
+        self._settle_pending = False
+        self._legend_dirty = False
+        self._overlays_dirty = False
+        self._settling = False
+        self._painting = False
+        #: how many times the overlays were placed (the tests count one per change)
+        self.overlay_placements = 0
+        self._settler = _Settler(self)
         self._op: tuple[float, float, str] | None = None
         for side in ("left", "right"):
             self.getPlotItem().getAxis(side).geometryChanged.connect(self._fit_title)
@@ -437,13 +514,15 @@ class Chart(pg.PlotWidget):
 
     def set_axis_labels(self, x_label=None, x_unit=None, y_label=None, y_unit=None) -> None:
         """Axis titles and units ("Arithmetic intensity", "FLOP/B")."""
+        before = dict(self._labels)
         for side, label, unit in (("bottom", x_label, x_unit), ("left", y_label, y_unit)):
             old_label, old_unit = self._labels[side]
             label = old_label if label is None else label
             unit = old_unit if unit is None else unit
             self._labels[side] = (label, unit)
             self.axis(side).unit = unit
-        self._apply_labels()
+        if self._labels != before:
+            self._apply_labels()
 
     def set_log_axes(self, x: bool = True, y: bool = True) -> None:
         self._log = {"x": bool(x), "y": bool(y)}
@@ -452,6 +531,8 @@ class Chart(pg.PlotWidget):
             ax = self.axis(side)
             ax.enableAutoSIPrefix(not ax.logMode and not ax.binary)
         self._apply_labels()
+        for entry in self._lines:  # lines sit at log10 of their value on a log axis
+            self._position_line(entry)
         self._place_overlays()
 
     def close(self) -> bool:
@@ -515,18 +596,18 @@ class Chart(pg.PlotWidget):
         """Draw a series (replacing one of the same name). Colours come from the palette in
         order unless given (semantic colours: ``th.MEMORY_BOUND`` etc.)."""
         xs, ys = self._checked(name, x, y)
-        if name in self._series:
-            self.remove_series(name)
         color_index = None
         if color is None:
             color_index = self._next_color
             self._next_color += 1
-        reused = bool(self._spare_items)
-        if reused:
-            item = self._spare_items.pop(0)
-            self._resume_range_updates(item)
+        old = self._series.pop(name, None)
+        if old is not None:  # the same name again: its own item, in its place
+            item = old.item
+        elif self._pool:
+            item = self._pool.pop(0)
+            self._unpark(item)
         else:
-            item = pg.PlotDataItem(name=name)
+            item = pg.PlotDataItem()  # unnamed here: the plot would put it in its legend itself
             self.getPlotItem().addItem(item)
         series = Series(
             name=name,
@@ -542,29 +623,22 @@ class Chart(pg.PlotWidget):
         )
         self._series[name] = series
         self._style_series(series)
-        if reused:
-            item.setData(xs, ys, name=name)
-        else:
-            item.setData(xs, ys)
-        if self._spare_items is None:
-            self.update_legend()
+        item.setData(xs, ys, name=name)
+        self._legend_changed()
         return item
 
     @contextlib.contextmanager
     def replacing_series(self) -> Iterator[None]:
         """Redraw every series at once: the series added inside replace all the chart had,
-        exactly as ``clear_series()`` followed by those ``add_series()`` calls, but cheaper.
-        The items already drawn are reused in drawing order (restyled, renamed and given the
-        new data in place, none created or removed unless the count changes) and the legend
-        is updated once at the end, its labels renamed in place when it lists the same items.
-        Items are reused, so style series only through ``add_series``."""
-        if self._spare_items is not None:  # nested: the outer one finishes the job
+        exactly as ``clear_series()`` followed by those ``add_series()`` calls. The items
+        already drawn are reused in drawing order (as every clear and add does), and at the
+        end the items not reused leave the scene and the legend is updated, at once."""
+        if self._replacing:  # nested: the outer one finishes the job
             yield
             return
-        self._spare_items = [s.item for s in self._series.values()]
-        self._series = {}
-        self._next_color = 0
-        for item in self._spare_items:
+        self._replacing = True
+        self.clear_series()
+        for item in self._pool:
             # a range change inside the block would make each line refit its (old) data to the
             # new range (pyqtgraph's dynamic range limit), just before it gets new data
             item._range_limit_suspended = item.opts.get("dynamicRangeLimit")
@@ -572,18 +646,49 @@ class Chart(pg.PlotWidget):
         try:
             yield
         finally:
-            spare, self._spare_items = self._spare_items, None
-            plot = self.getPlotItem()
-            for item in spare:
+            self._replacing = False
+            for item in self._pool:
                 self._resume_range_updates(item)
-                plot.removeItem(item)
-            self._sync_legend()
+            self._trim_pools(0)
+            if self._alive():
+                self.update_legend()
 
     @staticmethod
     def _resume_range_updates(item: pg.PlotDataItem) -> None:
         if hasattr(item, "_range_limit_suspended"):
             item.opts["dynamicRangeLimit"] = item._range_limit_suspended
             del item._range_limit_suspended
+
+    # pyqtgraph internals (the plot's bookkeeping lists), kept here: a pooled item is hidden
+    # and out of the plot's lists, so everything that walks them sees only what is drawn
+    def _park(self, item) -> None:
+        self._resume_range_updates(item)
+        item.setVisible(False)
+        plot = self.getPlotItem()
+        for bucket in (plot.items, plot.dataItems, plot.curves):
+            if item in bucket:
+                bucket.remove(item)
+        plot.itemMeta.pop(item, None)
+
+    def _unpark(self, item) -> None:
+        plot = self.getPlotItem()
+        plot.items.append(item)
+        if isinstance(item, pg.PlotDataItem):
+            plot.dataItems.append(item)
+            plot.curves.append(item)
+            plot.itemMeta[item] = {}
+        item.setVisible(True)
+
+    def _trim_pools(self, keep: int) -> None:
+        """Remove pooled items beyond ``keep`` of each kind from the scene."""
+        if not self._alive():
+            return
+        vb = self.getPlotItem().getViewBox()
+        pools = [self._pool, *self._line_pool.values()]
+        for pool in pools:
+            while len(pool) > keep:
+                item = pool.pop()
+                vb.removeItem(item)
 
     def set_series_data(self, name: str, x: Sequence[float], y: Sequence[float]) -> None:
         series = self._series[name]
@@ -593,17 +698,18 @@ class Chart(pg.PlotWidget):
     def remove_series(self, name: str) -> None:
         series = self._series.pop(name, None)
         if series is not None:
-            self.getPlotItem().removeItem(series.item)
-            if self._spare_items is None:
-                self.update_legend()
+            self._park(series.item)
+            self._pool.append(series.item)
+            self._legend_changed()
 
     def clear_series(self) -> None:
-        for name in list(self._series):
-            series = self._series.pop(name)
-            self.getPlotItem().removeItem(series.item)
+        """Remove every series; their items wait, hidden, for the next ``add_series``."""
+        for series in self._series.values():
+            self._park(series.item)
+            self._pool.append(series.item)
+        self._series = {}
         self._next_color = 0
-        if self._spare_items is None:
-            self.update_legend()
+        self._legend_changed()
 
     def series(self) -> list[Series]:
         return list(self._series.values())
@@ -644,62 +750,79 @@ class Chart(pg.PlotWidget):
             series.item.setSymbol(None)
 
     def update_legend(self) -> None:
-        """Show a legend only when more than one series is named."""
+        """Show a legend only when more than one series is named. The legend item is kept:
+        its entries point at the series' items and are renamed in place; entries are made or
+        removed only when their number changes (see also :meth:`_rebuild_legend`)."""
+        self._legend_dirty = False
         plot = self.getPlotItem()
-        if self._legend is not None:
-            self._legend.clear()
-            if self._legend.scene() is not None:
-                self._legend.scene().removeItem(self._legend)
-            plot.legend = None
-            self._legend = None
         shown = [s for s in self._series.values() if s.in_legend and s.name]
-        if len(shown) <= 1:
-            return
-        s = th.scale_factor(self._presentation)
-        bg = QColor(self._theme.background)
-        bg.setAlpha(225)
-        legend = pg.LegendItem(
-            offset=(12, 12),
-            labelTextColor=self._theme.ink,
-            labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt",
-            brush=pg.mkBrush(bg),
-            pen=pg.mkPen(self._theme.muted, width=1),
-            verSpacing=-2,
-        )
-        legend.setParentItem(plot.getViewBox())
-        legend.setZValue(50)
-        for series in shown:
-            # pyqtgraph's legend labels are HTML; a series can be named after a user's preset.
-            legend.addItem(series.item, html.escape(series.name))
-        plot.legend = legend
-        self._legend = legend
-
-    def _sync_legend(self) -> None:
-        """The legend for the current series: when it already lists the same items in the
-        same order, only the changed names are set (a rebuilt legend lays out every entry
-        again); otherwise ``update_legend()``."""
         legend = self._legend
-        shown = [s for s in self._series.values() if s.in_legend and s.name]
-        if (legend is None or len(shown) <= 1 or len(legend.items) != len(shown)
-                or any(sample.item is not s.item for (sample, _label), s in zip(legend.items, shown, strict=True))):
-            self.update_legend()
+        if len(shown) <= 1:
+            if legend is not None:
+                legend.setVisible(False)
+            plot.legend = None
             return
-        renamed = False
-        for (sample, label), s in zip(legend.items, shown, strict=True):
-            if label.text != html.escape(s.name):
-                label.setText(html.escape(s.name))
-                renamed = True
-            sample.update()  # its line is drawn with the item's (possibly new) pen
-        if renamed:
-            # size the box as a new legend would: from the labels' own widths (the layout has
-            # stretched them to the widest one, which may have been renamed shorter)
-            for _sample, label in legend.items:
-                label.resize(label.minimumSize())
-            legend.updateSize()
-            legend.layout.activate()  # now, not as a posted layout request after the paint
+        if legend is None:
+            s = th.scale_factor(self._presentation)
+            bg = QColor(self._theme.background)
+            bg.setAlpha(225)
+            legend = pg.LegendItem(
+                offset=(12, 12),
+                labelTextColor=self._theme.ink,
+                labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt",
+                brush=pg.mkBrush(bg),
+                pen=pg.mkPen(self._theme.muted, width=1),
+                verSpacing=-2,
+            )
+            legend.setParentItem(plot.getViewBox())
+            legend.setZValue(50)
+            self._legend = legend
+        # pyqtgraph's legend labels are HTML; a series can be named after a user's preset.
+        texts = [html.escape(s.name) for s in shown]
+        if len(legend.items) != len(shown):
+            legend.clear()
+            for series, text in zip(shown, texts, strict=True):
+                legend.addItem(series.item, text)
+        else:
+            renamed = False
+            for (sample, label), series, text in zip(legend.items, shown, texts, strict=True):
+                if sample.item is not series.item:
+                    sample.item = series.item
+                sample.update()  # its line is drawn with the item's (possibly new) pen
+                if label.text != text:
+                    label.setText(text)
+                    renamed = True
+            if renamed:
+                # size the box as a new legend would: from the labels' own widths (the layout
+                # has stretched them to the widest one, which may have been renamed shorter)
+                for _sample, label in legend.items:
+                    label.resize(label.minimumSize())
+                legend.updateSize()
+                legend.layout.activate()  # now, not as a posted layout request after the paint
+        legend.setVisible(True)
+        plot.legend = legend
+
+    def _rebuild_legend(self) -> None:
+        """A new legend item (a theme or presentation change restyles its box and labels)."""
+        legend = self._legend
+        if legend is not None:
+            legend.clear()
+            if legend.scene() is not None:
+                legend.scene().removeItem(legend)
+            self.getPlotItem().legend = None
+            self._legend = None
+        self.update_legend()
+
+    def _legend_changed(self) -> None:
+        self._legend_dirty = True
+        self._request_settle()
+
+    def _sync_legend(self) -> None:  # kept for callers of the former name
+        self.update_legend()
 
     def legend_visible(self) -> bool:
-        return self._legend is not None and self._legend.isVisible()
+        self.settle()
+        return self._legend is not None and self._legend.isVisible() and self.getPlotItem().legend is self._legend
 
     # -- operating point, reference lines ---------------------------------------------------
     def set_operating_point(self, x: float, y: float, label: str = "") -> None:
@@ -715,8 +838,10 @@ class Chart(pg.PlotWidget):
             self._op_label = pg.TextItem(anchor=(-0.08, 1.1))
             self._op_label.setZValue(41)
             plot.addItem(self._op_label, ignoreBounds=True)
+            self._style_operating_point()
+        elif self._op_label.toPlainText() != label:  # the style stays; only the text is new
+            self._op_label.setText(label)
         self._op_item.setData([x], [y])
-        self._style_operating_point()
         self._place_overlays()
 
     def clear_operating_point(self) -> None:
@@ -750,31 +875,77 @@ class Chart(pg.PlotWidget):
         """A dashed line at a real value (e.g. the ridge point), labelled."""
         if (self._log["x"] if vertical else self._log["y"]) and value <= 0:
             raise ValueError("a reference line on a log axis must be > 0")
-        line = pg.InfiniteLine(angle=90 if vertical else 0, movable=False)
-        line.setZValue(20)
-        self.getPlotItem().addItem(line, ignoreBounds=True)
-        self._lines.append((line, float(value), label, vertical, color))
-        self._style_lines()
+        pool = self._line_pool.get((bool(vertical), bool(label)))
+        if pool:
+            line = pool.pop(0)
+            self._reset_line(line, label)
+            self._unpark(line)
+        else:
+            line = pg.InfiniteLine(angle=90 if vertical else 0, movable=False)
+            line.setZValue(20)
+            self.getPlotItem().addItem(line, ignoreBounds=True)
+        entry = (line, float(value), label, vertical, color)
+        self._lines.append(entry)
+        self._style_line(entry)
+        self._position_line(entry)
         self._place_overlays()
         return line
 
     def clear_reference_lines(self) -> None:
-        for line, *_ in self._lines:
-            self.getPlotItem().removeItem(line)
+        """Remove the reference lines; they wait, hidden, for the next ``add_reference_line``."""
+        for line, _value, label, vertical, _color in self._lines:
+            self._park(line)
+            self._line_pool.setdefault((bool(vertical), bool(label)), []).append(line)
         self._lines = []
+        self._request_settle()  # lines beyond the pool's limit leave the scene then
+
+    @staticmethod
+    def _reset_line(line: pg.InfiniteLine, label: str) -> None:
+        """A pooled line as a new one is: what panels set on a line or its label put back."""
+        line.setToolTip("")
+        text = getattr(line, "label", None)
+        if text is None:
+            return
+        text.setToolTip("")
+        text.setVisible(True)
+        text.setAngle(0)
+        text.orthoPos = 0.92
+        text.anchors = [(0, 0), (0, 0)]
+        text.fill = pg.mkBrush(None)
+        text.border = pg.mkPen(None)
+        if text.format != label:
+            text.format = label  # InfLineLabel's text, formatted with the value in valueChanged
+            text.valueChanged()
 
     def _style_lines(self) -> None:
+        for entry in self._lines:
+            self._style_line(entry)
+
+    def _style_line(self, entry) -> None:
+        line, _value, label, _vertical, color = entry
         s = th.scale_factor(self._presentation)
-        for line, _value, label, _vertical, color in self._lines:
-            c = QColor(color) if color is not None else QColor(self._theme.muted)
-            line.setPen(self._pen(c, 1.5, Qt.PenStyle.DashLine))
-            if label:
-                if getattr(line, "label", None) is None:
-                    line.label = pg.InfLineLabel(line, label, position=0.92, anchors=[(0, 0), (0, 0)])
-                line.label.setColor(self._theme.ink)
+        c = QColor(color) if color is not None else QColor(self._theme.muted)
+        pen = self._pen(c, 1.5, Qt.PenStyle.DashLine)
+        if line.pen != pen:
+            line.setPen(pen)
+        if label:
+            if getattr(line, "label", None) is None:
+                line.label = pg.InfLineLabel(line, label, position=0.92, anchors=[(0, 0), (0, 0)])
+            ink = QColor(self._theme.ink)
+            if line.label.color != ink:
+                line.label.setColor(ink)
+            size = th.BASE_TICK_FONT_PT * 0.9 * s
+            if line.label.textItem.font().pointSizeF() != size:
                 font = QFont()
-                font.setPointSizeF(th.BASE_TICK_FONT_PT * 0.9 * s)
+                font.setPointSizeF(size)
                 line.label.textItem.setFont(font)
+
+    def _position_line(self, entry) -> None:
+        line, value, _label, vertical, _color = entry
+        axis = "x" if vertical else "y"
+        pos = math.log10(value) if self._log[axis] else value
+        if line.value() != pos:
+            line.setPos(pos)
 
     def _apply_view_transform(self, *_args) -> None:
         """The view transform for a new range, now: pyqtgraph defers it to the next paint
@@ -784,7 +955,56 @@ class Chart(pg.PlotWidget):
             self.getPlotItem().getViewBox().updateMatrix()
 
     def _place_overlays(self, *_args) -> None:
+        """The operating point's label needs placing again (a new range, size, point, line,
+        legend): done once, by :meth:`settle`, however many of these a redraw makes; at once
+        when it comes while the chart paints (pyqtgraph's automatic range is applied then)."""
+        self._overlays_dirty = True
+        if self._painting and not self._settling:
+            self._place_overlays_now()
+        else:
+            self._request_settle()
+
+    def _request_settle(self) -> None:
+        if not self._settle_pending and not self._settling:
+            self._settle_pending = True
+            self._settler.post()
+
+    def settle(self) -> None:
+        """Do the pending work of the last changes now: pyqtgraph's automatic range, items
+        beyond the pools' limit out of the scene, the legend, the overlays. Runs by itself
+        from the event loop before the next paint; call it to read or render the chart
+        before that (exports do)."""
+        self._settle_pending = False
+        if self._settling or not self._alive():
+            return
+        self._settling = True
+        try:
+            scene = self.scene()
+            if scene is not None:
+                scene.prepareForPaint()  # the automatic range now, not during the paint
+            self._trim_pools(self.POOL_LIMIT)
+            if self._legend_dirty:
+                self.update_legend()  # a subclass's override too
+            if self._overlays_dirty:
+                self._place_overlays_now()
+        finally:
+            self._settling = False
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        if self._settle_pending:  # painted before the queued settle ran (a grab, a repaint())
+            self.settle()
+        self._painting = True
+        try:
+            super().paintEvent(event)
+        finally:
+            self._painting = False
+
+    def _place_overlays_now(self) -> None:
         """Re-place items positioned in view coordinates (they do not follow log mode)."""
+        self._overlays_dirty = False
+        self.overlay_placements += 1
+        for entry in self._lines:
+            self._position_line(entry)
         if self._op is not None and self._op_label is not None and not self._place_op_label():
             vx, vy = self.to_view(self._op[0], self._op[1])
             self._op_label.setPos(QPointF(vx, vy))
@@ -794,9 +1014,6 @@ class Chart(pg.PlotWidget):
             right = x1 > x0 and vx > x0 + 0.7 * (x1 - x0)
             top = y1 > y0 and vy > y0 + 0.85 * (y1 - y0)
             self._op_label.setAnchor((1.08 if right else -0.08, -0.1 if top else 1.1))
-        for line, value, _label, vertical, _color in self._lines:
-            axis = "x" if vertical else "y"
-            line.setPos(math.log10(value) if self._log[axis] else value)
 
     def _place_op_label(self) -> bool:
         """Put the operating point's label in the first place near the point that crosses no
@@ -956,6 +1173,8 @@ class Chart(pg.PlotWidget):
 
     # -- look ---------------------------------------------------------------------------------
     def set_title(self, title: str) -> None:
+        if title == self._title and getattr(self, "_shown_title", None) is not None:
+            return  # the same title: typesetting it again would only cost
         self._title = title
         # only the title: setting the (unchanged) axis labels again makes every axis
         # regenerate its ticks, grid and text on the next paint
@@ -1050,11 +1269,12 @@ class Chart(pg.PlotWidget):
         self._style_operating_point()
         self._style_lines()
         self._style_hover()
-        self.update_legend()
+        self._rebuild_legend()
 
     @contextlib.contextmanager
     def export_style(self, background: QColor) -> Iterator[None]:
         """For an export: ink readable on ``background``, the hover readout hidden."""
+        self.settle()  # what the last changes left for the next paint: the export shows it
         saved_theme = self._theme
         target = th.theme_for_background(background)
         hidden = []

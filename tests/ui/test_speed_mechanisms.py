@@ -7,18 +7,25 @@ mechanisms behind it, so a change that undoes one fails here whatever the machin
   shown or asked about (and then says what ``Project.problem_of`` says);
 - a chart's items (curves, legend entries, reference lines) are the same objects after a
   value change, and its overlays are placed once per change;
+- an axis records its ticks, grid and labels again only when its range (or what it shows)
+  changed, not when a redraw sets the same ticks or labels again.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from math import log10 as math_log10
 
+import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import QCoreApplication
 
 from storage import Project
+from ui.catalog import HardwareCatalog
+from ui.charts import Chart
 from ui.scenario_browser import PROBLEM_ROLE, ScenarioBrowser
-from workbench.scenarios import CollectiveScenario, ScalingScenario
+from workbench.scenarios import AllReduceScenario, CollectiveScenario, ScalingScenario
 
 
 def _selects(connection: sqlite3.Connection) -> list[str]:
@@ -104,3 +111,143 @@ def test_lazily_found_problems_are_the_projects(qtbot, tmp_path):
     finally:
         lazy.close()
         eager.close()
+
+
+# -- charts ------------------------------------------------------------------------------------
+def _events() -> None:
+    """Deliver what a change posted (the chart's settle, the scene's update, the paint)."""
+    for _ in range(3):
+        QCoreApplication.processEvents()
+
+
+def _drawn(chart: Chart) -> dict[str, list[int]]:
+    """The ids of the items a chart draws with (the objects, not their values)."""
+    plot = chart.getPlotItem()
+    legend = plot.legend
+    return {
+        "series": [id(s.item) for s in chart.series()],
+        "lines": [id(line) for line, *_ in chart._lines],
+        "line labels": [id(getattr(line, "label", None)) for line, *_ in chart._lines],
+        "legend": [id(legend)] + ([id(x) for entry in legend.items for x in entry] if legend is not None else []),
+        "scene": sorted(id(item) for item in chart.scene().items()),
+    }
+
+
+def _redraw(chart: Chart, k: float) -> None:
+    """A panel's redraw: everything cleared and drawn again, with new values."""
+    chart.clear_series()
+    chart.clear_reference_lines()
+    chart.set_title(f"Time at {k:g}")
+    for i, name in enumerate(("ring", "tree", "measured")):
+        chart.add_series(name, [1, 10, 100, 1000], [k * (i + 1), k * (i + 2), k * (i + 4), k * (i + 8)],
+                         style="dash" if i == 2 else "solid")
+    chart.add_reference_line(30 * k, label=f"crossover {30 * k:g}")
+    chart.add_reference_line(5 * k, vertical=False, label=f"ceiling {5 * k:g}")
+    chart.set_operating_point(100, 4 * k, f"point {k:g}")
+    chart.getPlotItem().getViewBox().enableAutoRange()
+
+
+@pytest.fixture
+def chart(qtbot):
+    chart = Chart(title="Time", x_label="Size", x_unit="B", y_label="Time", y_unit="s", log_x=True, log_y=True)
+    qtbot.addWidget(chart)
+    chart.resize(900, 560)
+    chart.show()
+    qtbot.waitExposed(chart)
+    return chart
+
+
+def test_a_redraw_with_new_values_keeps_every_item_and_places_the_overlays_once(chart):
+    _redraw(chart, 1.0)
+    _events()
+    before = _drawn(chart)
+    assert len(before["series"]) == 3 and len(before["lines"]) == 2 and len(before["legend"]) == 7
+    for k in (2.0, 3.0, 1.0):  # tick labels no wider than the first draw's (wider ones resize the view)
+        placed = chart.overlay_placements
+        _redraw(chart, k)
+        _events()
+        assert _drawn(chart) == before, k  # the same curves, lines, labels, legend: none made again
+        assert chart.overlay_placements - placed == 1, k  # once per change, not once per call
+        values = [line.value() for line, *_ in chart._lines]
+        assert values == pytest.approx([math_log10(30 * k), math_log10(5 * k)])  # log axes: log10
+        labels = [line.label.textItem.toPlainText() for line, *_ in chart._lines]
+        assert labels == [f"crossover {30 * k:g}", f"ceiling {5 * k:g}"]
+        assert chart._op_label.toPlainText() == f"point {k:g}"
+    assert chart.legend_visible()
+
+
+def test_fewer_series_and_lines_leave_the_plot_and_more_come_back_from_the_pool(chart):
+    _redraw(chart, 1.0)
+    _events()
+    kept = {id(s.item) for s in chart.series()}
+    chart.clear_series()
+    chart.clear_reference_lines()
+    chart.add_series("only", [1, 10], [1, 2])
+    plot = chart.getPlotItem()
+    data_items = [i for i in plot.items if isinstance(i, pg.PlotDataItem) and i is not chart._op_item]
+    assert data_items == [chart.series()[0].item]  # the others are out of the plot's lists
+    assert not [i for i in plot.items if isinstance(i, pg.InfiniteLine) and getattr(i, "label", None)]
+    assert not chart.legend_visible()  # one series: no legend
+    _redraw(chart, 2.0)
+    assert {id(s.item) for s in chart.series()} == kept  # taken back, none made
+    assert chart.legend_visible()
+
+
+def test_the_all_reduce_panel_redraws_its_charts_in_place(qtbot):
+    from ui.panels.allreduce import AllReducePanel
+
+    panel = AllReducePanel(HardwareCatalog(), AllReduceScenario(n_ranks=8))
+    qtbot.addWidget(panel)
+    panel.resize(1800, 1000)
+    panel.show()
+    qtbot.waitExposed(panel)
+    charts = [c for c in panel.findChildren(Chart) if c.series()]
+    assert len(charts) >= 4
+    panel.edit(size_bytes=2**28)
+    _events()
+    before = {id(c): (_series_and_lines(c), c.overlay_placements) for c in charts}
+    for size in (2**30, 2**26, 2**28):
+        panel.edit(size_bytes=size)
+        _events()
+        for c in charts:
+            items, placed = before[id(c)]
+            assert _series_and_lines(c) == items, c.getPlotItem().titleLabel.text
+            assert c.overlay_placements - placed == 1, c.getPlotItem().titleLabel.text
+            before[id(c)] = (items, c.overlay_placements)
+
+
+def _series_and_lines(chart: Chart):
+    drawn = _drawn(chart)
+    return drawn["series"], drawn["lines"], drawn["line labels"], drawn["legend"]
+
+
+def test_axes_record_again_only_when_their_range_changes(chart, monkeypatch):
+    from ui.charts import LogUnitAxis
+
+    chart.add_series("a", [1, 10, 100], [1, 2, 3])
+    chart.add_series("b", [1, 10, 100], [2, 3, 4])
+    chart.set_log_range(1, 1000, 0.5, 10)
+    for _ in range(2):  # the first paints size the axes to their tick labels
+        _events()
+        chart.grab()
+    recorded = []
+    real = LogUnitAxis._record
+
+    def record(axis):
+        recorded.append(axis.orientation)
+        return real(axis)
+
+    monkeypatch.setattr(LogUnitAxis, "_record", record)
+    # a redraw that sets the same range, ticks and labels again, with new data
+    chart.set_series_data("a", [1, 10, 100], [1.5, 2.5, 3.5])
+    chart.set_log_range(1, 1000, 0.5, 10)
+    chart.axis("x").setTicks(None)
+    chart.set_axis_labels(x_label="Size", x_unit="B")
+    chart.set_title("Time")
+    _events()
+    chart.grab()
+    assert recorded == []
+    chart.set_log_range(1, 1000, 0.5, 20)  # the y range: only the left axis again
+    _events()
+    chart.grab()
+    assert recorded == ["left"]
