@@ -27,6 +27,14 @@ def cost_text(p: Prediction, plan: RunPlan) -> str:
     return total
 
 
+def measured_tip(p: Prediction, plan: RunPlan) -> str:
+    """The tooltip's line for a plan whose step is a measured throughput's (rich text)."""
+    source = f" from {html.escape(plan.measured_source)}" if plan.measured_source else ""
+    model = plan.tokens_per_step / p.model_step_time_s if p.model_step_time_s else 0.0
+    return (f"<b>Measured throughput</b>{source}: {_q(p.tokens_per_s, '')} tokens/s, the model predicts "
+            f"{_q(model, '')} (Run plan panel: Use the model again)<br>")
+
+
 def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, problem: str = "") -> tuple[str, str]:
     """(rich text, tooltip) of the status bar for the plan's prediction (or why there is none)."""
     name = html.escape(hardware_name)
@@ -34,7 +42,8 @@ def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, proble
     if p is None:
         tip = "The run plan cannot be predicted" + (f":<br>{html.escape(problem)}" if problem else ".")
         return f"{head} &nbsp; run summary unavailable", tip
-    parts = [head, f"MFU {p.mfu:.1%}", f"{p.train_days:,.1f} days", f"{p.gpu_hours:,.0f} GPU-h"]
+    measured = "" if not p.uses_measured else " <i>measured</i>"
+    parts = [head, f"MFU {p.mfu:.1%}{measured}", f"{p.train_days:,.1f} days", f"{p.gpu_hours:,.0f} GPU-h"]
     if p.energy_known:
         parts += [f"{p.facility_energy_kwh / 1000.0:,.1f} MWh", f"{p.co2e_kg / 1000.0:,.1f} t CO₂e",
                   html.escape(cost_text(p, plan))]
@@ -50,7 +59,8 @@ def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, proble
         f"{PRECISION_LABELS.get(plan.precision, plan.precision)}; "
         f"TP {plan.tp} × PP {plan.pp} × CP {plan.cp} × DP {plan.dp}<br>"
         f"MFU {p.mfu:.1%}: {html.escape(mfu_rating(p.mfu))}<br>"
-        f"Step {p.step_time_s:.3g} s, {_q(p.tokens_per_s, '')} tokens/s; largest drag: {html.escape(drag)}<br>"
+        + (measured_tip(p, plan) if p.uses_measured else "")
+        + f"Step {p.step_time_s:.3g} s, {_q(p.tokens_per_s, '')} tokens/s; largest drag: {html.escape(drag)}<br>"
         f"GPU power {_q(p.gpu_power_w, 'W')} ({cap}), host {_q(p.host_power_w_per_gpu, 'W')} per GPU"
         + (" (the system's maximum less its GPUs')" if plan.host_overhead_w_per_gpu is None else "") + "; "
         f"PUE {plan.pue:g}; grid {plan.grid_g_per_kwh:g} g CO₂e/kWh<br>"
@@ -62,4 +72,4 @@ def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, proble
     return " &nbsp;│&nbsp; ".join(parts), tip
 
 
-__all__ = ["summary_line", "cost_text"]
+__all__ = ["summary_line", "cost_text", "measured_tip"]

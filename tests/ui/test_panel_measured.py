@@ -293,7 +293,7 @@ def test_standalone_adopting_needs_the_window(qtbot, panel, monkeypatch):
     assert not panel.adopt_throughput_button.isEnabled()  # nothing measured yet
     open_log(qtbot, panel, monkeypatch, LOG_A)
     assert panel.adopt_throughput_button.isEnabled()
-    assert not panel.adopt_measured_throughput()
+    assert not panel.adopt_measured_throughput()  # standalone there is no window plan to put it into
     assert "main window" in panel.status_text()
 
 
@@ -382,24 +382,62 @@ def test_the_panel_follows_the_plan(qtbot, window):
     assert panel.scenario().plan == window.document.plan()
 
 
-def test_adopting_the_measured_throughput_is_one_undo_step(qtbot, window):
+def shown(window, kind: str, quantity: str) -> str:
+    """The value panel ``kind`` displays in its results row ``quantity`` (the panel brought to the front)."""
+    window.raise_panel(kind)
+    values = [value for q, value, _unit in window.panel(kind).results.rows() if q == quantity]
+    assert len(values) == 1, (kind, quantity)
+    return values[0]
+
+
+def test_adopting_the_measured_throughput_puts_it_into_the_plan_as_one_undo_step(qtbot, window):
     panel, power, scaling = window.panel("measured"), window.panel("power"), window.panel("scaling")
     window.raise_panel("measured")
     assert panel.load_file(LOG_A)
-    before = (power.scenario(), scaling.scenario())
+    model = window.document.prediction()
+    before = {
+        "summary": window.summary_label.text(), "plan days": shown(window, "run_plan", "Training time"),
+        "power rate": shown(window, "power", "Throughput per GPU"),
+        "scaling time": shown(window, "scaling", "Training time"),
+        "scenarios": (power.scenario(), scaling.scenario()),
+    }
+    assert f"{model.train_days:,.1f} days" in before["summary"] and "measured" not in before["summary"]
     rate = analysis(LOG_A).median_tokens_per_s_per_gpu
+    window.raise_panel("measured")
     assert panel.adopt_throughput_button.isVisible() and panel.adopt_throughput_button.isEnabled()
     qtbot.mouseClick(panel.adopt_throughput_button, Qt.MouseButton.LeftButton)
-    assert power.override_context() and scaling.override_context()
-    assert power.scenario().throughput_mfu is None
+
+    plan = window.document.plan()
+    job = rate * plan.n_gpus
+    assert plan.measured_tokens_per_s == pytest.approx(job) and plan.measured_source == LOG_A.name
+    p = window.document.prediction()
+    days = plan.train_tokens / job / 86400
+    assert p.train_days == pytest.approx(days) and p.step_time_s == pytest.approx(plan.tokens_per_step / job)
+    assert abs(p.train_days - model.train_days) > 0.05 * model.train_days  # the log is not the model
+    # the status bar, the Run plan panel, Power and carbon and Scaling and MFU all show the measured run
+    summary = window.summary_label.text()
+    assert f"{days:,.1f} days" in summary and "measured" in summary
+    assert shown(window, "run_plan", "Training time") == f"{days:,.0f}"
+    assert LOG_A.name in window.panel("run_plan").measured_text()
+    assert not power.override_context() and not scaling.override_context()  # they follow the plan
     assert power.scenario().tokens_per_s_per_gpu == pytest.approx(rate)
-    assert scaling.scenario().tokens_per_s == pytest.approx(rate * 8)
-    assert "measured throughput" in power.plan_banner_label.text()
-    assert "Power and carbon and Scaling and MFU now use" in panel.notes_text()
+    assert shown(window, "power", "Throughput per GPU") == units.format_quantity(rate, "")
+    assert shown(window, "power", "Run duration") == units.format_quantity(days * 86400, "s").split(" ")[0]
+    assert scaling.scenario().tokens_per_s == pytest.approx(job)
+    assert shown(window, "scaling", "Training time") == units.format_quantity(days * 86400, "s").split(" ")[0]
     assert window.undo_stack.undoText() == f"Adopt measured throughput from {LOG_A.name}"
-    window.action_undo.trigger()
-    assert (power.scenario(), scaling.scenario()) == before
-    assert not power.override_context() and not scaling.override_context()
+    window.raise_panel("measured")
+    assert "The run plan uses" in panel.notes_text()
+
+    window.action_undo.trigger()  # one step back to the prediction, everywhere
+    assert window.document.plan().measured_tokens_per_s is None
+    assert window.summary_label.text() == before["summary"]
+    assert shown(window, "run_plan", "Training time") == before["plan days"]
+    assert shown(window, "power", "Throughput per GPU") == before["power rate"]
+    assert shown(window, "scaling", "Training time") == before["scaling time"]
+    assert (power.scenario(), scaling.scenario()) == before["scenarios"]
+    window.raise_panel("measured")
+    assert "The run plan uses" not in panel.notes_text()
 
 
 def test_a_hidden_panel_draws_before_its_numbers_are_read(qtbot, window, tmp_path):

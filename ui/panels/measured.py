@@ -8,11 +8,11 @@ measured steady-state medians in its table. Every number comes from
 :mod:`workbench.energy`); this module lays out, formats and routes files. Text from a log or a
 file name is shown as plain text only.
 
-"Adopt measured throughput" cannot put a throughput into the run plan: the plan predicts its
-throughput and has no field for a measured one. It puts the measured rate per GPU into the
-panels that take one, Power and carbon (its measured throughput) and Scaling and MFU (its
-tokens/s), as their Local override, in one undo step: days, energy, CO2e and cost are then
-the measured run's there, and "Follow the plan" in either goes back.
+"Adopt measured throughput" puts the selected log's steady throughput into the run plan
+(``RunPlan.measured_tokens_per_s``, the log's name as its ``measured_source``) through the
+window's document, as one undo step: the plan's step, days, energy, CO2e and cost are then the
+measured run's in every panel that follows the plan, and undo (or "Use the model again" in the
+Run plan panel) goes back to the prediction.
 """
 
 from __future__ import annotations
@@ -379,10 +379,9 @@ class MeasuredPanel(PanelBase):
         self.adopt_throughput_button = QPushButton("Adopt measured throughput", self.form_widget)
         self.adopt_throughput_button.setObjectName("adoptThroughputButton")
         self.adopt_throughput_button.setToolTip(
-            "The run plan predicts its throughput and has no field for a measured one. This puts the selected "
-            "log's steady tokens/s per GPU into the Power and carbon and the Scaling and MFU panels (as their "
-            "Local override, one undo step): their days, energy, CO2e and cost become the measured run's. "
-            "'Follow the plan' there goes back.")
+            "Make the selected log's steady throughput the run plan's (one undo step): the plan's step, days, "
+            "energy, CO2e and cost, in every panel, become the measured run's, its breakdown showing how far the "
+            "model is off. Undo, or 'Use the model again' in the Run plan panel, goes back to the prediction.")
         self.adopt_throughput_button.clicked.connect(self.adopt_measured_throughput)
         self.form.addRow(self.adopt_throughput_button)
 
@@ -630,16 +629,6 @@ class MeasuredPanel(PanelBase):
         QTimer.singleShot(0, lambda: self.load_files(paths))  # not inside the drag loop
 
     # -- adopting the measured throughput ----------------------------------------------------------
-    def _peer(self, kind: str):
-        """The window's panel of ``kind`` (None outside a window)."""
-        widget = self.parentWidget()
-        while widget is not None:
-            panels = getattr(widget, "panels", None)
-            if isinstance(panels, dict):
-                return panels.get(kind)
-            widget = widget.parentWidget()
-        return None
-
     def selected_analysis(self) -> ms.RunAnalysis | None:
         self._drawn()
         row = self.run_list.currentRow()
@@ -648,43 +637,34 @@ class MeasuredPanel(PanelBase):
         return self._analyses[0] if self._analyses else None
 
     def adopt_measured_throughput(self) -> bool:
-        """Put the selected log's steady tokens/s per GPU into the Power and Scaling panels (their
-        Local override), as one undo step. Returns whether it was done."""
+        """Make the selected log's steady throughput the window's run plan's measured throughput
+        (one undo step). Returns whether the plan changed."""
         analysis = self.selected_analysis()
         if analysis is None or not analysis.median_tokens_per_s_per_gpu:
             self.show_status("No measured throughput to adopt: open a training log whose steady steps give tokens/s.")
             return False
-        power, scaling = self._peer("power"), self._peer("scaling")
-        if power is None and scaling is None:
-            self.show_status("Adopting the measured throughput needs the Power and carbon and the Scaling and MFU "
-                             "panels: use this panel in the main window.")
+        view = self.plan_view()
+        if self.context_sink is None or view is None:
+            self.show_status("Adopting the measured throughput puts it into the window's run plan: use this panel "
+                             "in the main window.")
             return False
+        plan = view.plan
         per_gpu = float(analysis.median_tokens_per_s_per_gpu)
-        plan = self._plan()
-        job = per_gpu * plan.n_gpus
-        rate = units.format_quantity(per_gpu, "")
-        note = f"Local override: the measured throughput of {analysis.name} ({rate} tokens/s per GPU), not the plan's."
-        self._stack.beginMacro(f"Adopt measured throughput from {analysis.name}")
+        job = per_gpu * plan.n_gpus  # the log's rate per GPU on the plan's GPUs
         try:
-            for peer, changes in ((power, {"throughput_mfu": None, "tokens_per_s_per_gpu": per_gpu}),
-                                  (scaling, {"tokens_per_s": job})):
-                if peer is None:
-                    continue
-                def edit(p=peer, c=changes) -> bool:
-                    return p.edit(_text="Use the measured throughput", _merge=False, **c)
-
-                if peer.override_context():
-                    edit()
-                else:
-                    peer.go_local(note, edit)
-        finally:
-            self._stack.endMacro()
-        names = " and ".join(p.title for p in (power, scaling) if p is not None)
-        self._adopt_note = (f"{names} now use {rate} tokens/s per GPU measured in {analysis.name} "
-                            f"({units.format_quantity(job, '')} tokens/s on the plan's {plan.n_gpus:,} GPUs), as "
-                            "their Local override: 'Follow the plan' there goes back.")
+            changed = bool(self.context_sink({"measured_tokens_per_s": job, "measured_source": analysis.name,
+                                              "_text": f"Adopt measured throughput from {analysis.name}"}))
+        except ValueError as exc:
+            self.show_status(f"The measured throughput cannot go into the run plan: {exc}")
+            return False
+        rate = units.format_quantity(per_gpu, "")
+        scaled = (f", scaled from the log's {analysis.n_gpus:,} GPUs" if analysis.n_gpus_from_log
+                  and analysis.n_gpus != plan.n_gpus else "")
+        self._adopt_note = (f"The run plan uses {rate} tokens/s per GPU measured in {analysis.name} "
+                            f"({units.format_quantity(job, '')} tokens/s on its {plan.n_gpus:,} GPUs{scaled}): "
+                            "undo, or 'Use the model again' in the Run plan panel, goes back to the prediction.")
         self.refresh()
-        return True
+        return changed
 
     # -- comparison (Compare in the toolbar: another saved scenario's logs on the charts) ----------
     def set_comparison(self, items: list[tuple[str, ms.MeasuredScenario]]) -> None:
@@ -975,7 +955,8 @@ class MeasuredPanel(PanelBase):
             lines.append(" ".join(parts))
         if self._energy is not None and self._energy.notes:
             lines.append(f"{self._energy.name}: " + " ".join(self._energy.notes))
-        if self._adopt_note:
+        view = self.plan_view()
+        if self._adopt_note and view is not None and view.plan.measured_tokens_per_s is not None:
             lines.append(self._adopt_note)
         self.notes_label.setText("\n\n".join(lines) if lines else "No log loaded yet.")
         self.skipped_text.setPlainText(self.skipped_lines_text())
@@ -1050,9 +1031,10 @@ class MeasuredPanel(PanelBase):
             "<p><b>Energy.</b> The measured energy and power per GPU against the plan's for the same "
             "duration and GPUs (GPU + host for CodeCarbon, GPU boards for nvidia-smi), tokens per joule, and "
             "CO2e = energy &times; the plan's PUE &times; its grid intensity, beside CodeCarbon's own.</p>"
-            "<p><b>Adopt measured throughput</b> puts the measured tokens/s per GPU into the Power and the "
-            "Scaling panels (their Local override): the run plan predicts its throughput and has no field "
-            "for a measured one.</p>"
+            "<p><b>Adopt measured throughput</b> makes the log's steady tokens/s per GPU, on the plan's GPUs, "
+            "the run plan's throughput: its step, days, energy, CO2e and cost are then the measured run's in "
+            "every panel, and its step chart shows what the model leaves unexplained. Undo, or <i>Use the model "
+            "again</i> in the Run plan panel, returns to the prediction.</p>"
         )
 
 

@@ -29,7 +29,16 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 import presets
 from ui import theme as th
@@ -327,12 +336,71 @@ class RunPlanPanel(PanelBase):
         self.action_override.setVisible(False)  # this panel IS the plan: nothing to override
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # messages name the user's presets
         self._build_form()
+        self._build_measured_banner()
         self._form_ready = True
         self._build_charts()
         if hasattr(catalog, "changed"):
             catalog.changed.connect(self._on_catalog_changed)
         self._sync_fields()
         self.refresh()
+
+    # -- a measured throughput in the plan ---------------------------------------------------
+    def _build_measured_banner(self) -> None:
+        """The line under the toolbar that says the plan's step is a measured throughput's, with
+        the way back to the model's."""
+        self.measured_banner = QFrame(self)
+        self.measured_banner.setObjectName("measuredBanner")
+        row = QHBoxLayout(self.measured_banner)
+        row.setContentsMargins(8, 3, 8, 3)
+        self.measured_label = QLabel(self.measured_banner)
+        self.measured_label.setObjectName("measuredBannerText")
+        self.measured_label.setTextFormat(Qt.TextFormat.PlainText)  # the source is a file's name: data
+        self.measured_label.setWordWrap(True)
+        self.use_model_button = QPushButton("Use the model again", self.measured_banner)
+        self.use_model_button.setObjectName("useModelButton")
+        self.use_model_button.setToolTip("Forget the measured throughput: the step, days, energy and cost are "
+                                         "predicted from the model again (one undo step)")
+        self.use_model_button.clicked.connect(self.use_model_again)
+        row.addWidget(self.measured_label, 1)
+        row.addWidget(self.use_model_button)
+        self.measured_banner.setVisible(False)
+        outer = self.layout()
+        outer.insertWidget(outer.indexOf(self.plan_banner) + 1, self.measured_banner)
+
+    def measured_text(self) -> str:
+        """What the measured-throughput line says ("" when the plan is the model's)."""
+        s: RunPlan = self._scenario
+        if s.measured_tokens_per_s is None:
+            return ""
+        source = f" from {s.measured_source}" if s.measured_source else ""
+        text = (f"Measured throughput{source}: {_count(s.measured_tokens_per_s)} tokens/s "
+                f"({_count(s.measured_tokens_per_s / s.n_gpus)} per GPU) sets the step, not the model.")
+        p = self._prediction
+        if p is not None and p.model_step_time_s:
+            text += f" The model predicts {_count(s.tokens_per_step / p.model_step_time_s)} tokens/s."
+        return text
+
+    def _sync_measured(self) -> None:
+        shown = self._scenario.measured_tokens_per_s is not None
+        if shown:
+            self.measured_label.setText(self.measured_text())
+            self.measured_banner.setStyleSheet(
+                f"#measuredBanner {{ background: {th.current_theme().notice_bg}; }}")
+        self.measured_banner.setVisible(shown)
+
+    def use_model_again(self) -> bool:
+        """Clear the plan's measured throughput (one undo step): the step is predicted again."""
+        if self._scenario.measured_tokens_per_s is None:
+            return False
+        changes = {"measured_tokens_per_s": None, "measured_source": ""}
+        text = "Use the model's throughput again"
+        if self.context_sink is not None:
+            try:
+                return bool(self.context_sink({**changes, "_text": text}))
+            except ValueError as exc:
+                self.show_status(str(exc))
+                return False
+        return self.edit(_text=text, _merge=False, **changes)
 
     # -- form --------------------------------------------------------------------------------
     def _build_form(self) -> None:
@@ -907,6 +975,7 @@ class RunPlanPanel(PanelBase):
                 and self._drawn == (prediction, th.current_theme().name, self.step_chart.presentation())):
             return  # the same answer on show
         self._prediction, self._problem = prediction, problem
+        self._sync_measured()
         self._draw()
         self.results.set_rows(self._rows())
 
@@ -932,6 +1001,9 @@ class RunPlanPanel(PanelBase):
             ResultRow("Tokens/s", _count(p.tokens_per_s), "tokens/s", tips["Tokens/s"]),
             ResultRow("Tokens/s per GPU", _count(p.tokens_per_s_per_gpu), "tokens/s", tips["Tokens/s per GPU"]),
             ResultRow("Step time", p.step_time_s, "s", tips["Step time"]),
+            *([ResultRow("Step time, modelled", p.model_step_time_s, "s",
+                         "The model's step, which the measured throughput replaces: the step chart's "
+                         "measured-vs-model term is the difference")] if p.model_step_time_s else []),
             ResultRow("MFU", _percent(p.mfu).rstrip("%"), f"%, {mfu_rating(p.mfu)}", tips["MFU"]),
             ResultRow("HFU", _percent(p.hfu).rstrip("%"), "%", tips["HFU"]),
             ResultRow("Training time", _plain(p.train_days), "days", tips["Training time"]),
