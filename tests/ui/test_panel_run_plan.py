@@ -349,3 +349,60 @@ def test_a_long_note_stays_in_the_unit_column_and_the_numbers_stay_in_view(qtbot
     assert notes and all(row[1] == "" and "host power" in row[2] for row in notes)
     # the quantity and value columns keep the width of their own text
     assert panel.results.columnWidth(0) + panel.results.columnWidth(1) < panel.results.viewport().width() / 2
+
+
+def test_a_measured_throughput_is_shown_and_the_model_comes_back_in_one_undo_step(qtbot, catalog):
+    stack = QUndoStack()
+    document = Document(catalog, stack)
+    panel = RunPlanPanel(catalog, undo_stack=stack)
+    qtbot.addWidget(panel)
+    panel.resize(1600, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.context_sink = lambda changes: document.edit_plan(**changes)
+    document.attach(panel)
+    document.follow_all()
+    model_p = predicted(catalog)
+    assert not panel.measured_banner.isVisible() and panel.measured_text() == ""
+    days_before = panel.result_text("Training time")
+
+    rate = 0.7 * model_p.tokens_per_s  # slower than the model
+    assert document.edit_plan("Adopt measured throughput from run.log", measured_tokens_per_s=rate,
+                              measured_source="run.log")
+    p = panel.prediction()
+    assert p is document.prediction() and p.step_time_s == pytest.approx(DEFAULT_PLAN.tokens_per_step / rate)
+    assert panel.measured_banner.isVisible() and panel.use_model_button.isVisible()
+    assert "Measured throughput from run.log" in panel.measured_text()
+    assert panel.measured_label.text() == panel.measured_text()
+    assert panel.result_text("Training time") == (f"{DEFAULT_PLAN.train_tokens / rate / 86400:,.0f}", "days")
+    assert any("measured throughput from run.log" in unit for q, _v, unit in panel.results.rows() if q == "Note")
+    # the step bar: the model's terms, then what they leave unexplained
+    terms = [t for t, _l, _s in panel.step_segments()]
+    assert terms[-1] == "measured_gap" and terms[:-1] == [t for t in TERMS if model_p.breakdown[t] > 0]
+    assert TERM_LABELS["measured_gap"] in panel.step_chart.key.plain_text().replace("\xa0", " ")
+    assert "measured_gap" not in [w.term for w in panel.what_if_rows()]
+
+    qtbot.mouseClick(panel.use_model_button, Qt.MouseButton.LeftButton)
+    assert document.plan() == DEFAULT_PLAN and document.plan().measured_source == ""
+    assert not panel.measured_banner.isVisible()
+    assert panel.result_text("Training time") == days_before
+    assert stack.undoText() == "Use the model's throughput again"
+    stack.undo()  # the one step back: measured again
+    assert document.plan().measured_tokens_per_s == pytest.approx(rate) and panel.measured_banner.isVisible()
+    stack.undo()
+    assert document.plan() == DEFAULT_PLAN and not panel.measured_banner.isVisible()
+
+
+def test_standalone_use_the_model_again_is_an_undo_step_on_the_panel(qtbot, catalog):
+    plan = DEFAULT_PLAN.with_changes(measured_tokens_per_s=4e4, measured_source="bench.log")
+    panel = RunPlanPanel(catalog, plan)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert panel.measured_banner.isVisible()
+    assert panel.prediction().tokens_per_s == pytest.approx(4e4)
+    qtbot.mouseClick(panel.use_model_button, Qt.MouseButton.LeftButton)
+    assert panel.scenario() == DEFAULT_PLAN and not panel.measured_banner.isVisible()
+    assert panel.prediction().tokens_per_s == pytest.approx(predicted(catalog).tokens_per_s)
+    panel.undo_stack().undo()
+    assert panel.scenario() == plan
