@@ -371,7 +371,12 @@ class PanelBase(QWidget):
     def set_presentation(self, enabled: bool) -> None:
         """On a projector the inputs and the toolbar grow with the chart, and the form's column
         widens to keep its fields whole."""
-        factor = th.scale_factor(enabled)
+        # only a presented (or stand-alone) panel: the docked ones behind it would grow the
+        # window to their larger minimum size and keep it after the presentation ends
+        from PySide6.QtWidgets import QMainWindow
+
+        docked = isinstance(self.window(), QMainWindow)
+        factor = th.scale_factor(enabled and not docked)
         for widget in self.presentation_widgets():
             base = widget.property("basePointSize")
             if base is None:

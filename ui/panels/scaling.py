@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from ui import theme as th
 from ui.charts import Chart
-from ui.panel import RESULTS_SHARE_PRESENTING, PanelBase, ResultRow
+from ui.panel import RESULTS_SHARE, RESULTS_SHARE_PRESENTING, PanelBase, ResultRow
 from workbench import measured_scaling as ms
 from workbench import scaling as sc
 from workbench import scaling_analysis as sa
@@ -859,8 +859,8 @@ class ScalingPanel(PanelBase):
         needed = max(needed, self.measured_box.sizeHint().height())
         total = sum(self.center.sizes()) if total is None else total
         if total > 0:
-            # half the centre (the results of this panel are many), less on a projector
-            share = RESULTS_SHARE_PRESENTING if th.presentation_enabled() else 0.5
+            # the chart keeps the most of the height, as in every panel; the tables scroll
+            share = RESULTS_SHARE_PRESENTING if th.presentation_enabled() else RESULTS_SHARE
             rows = min(needed, int(total * share))
             self.center.setSizes([total - rows, rows])
 
