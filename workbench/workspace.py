@@ -245,6 +245,14 @@ def fit_gpus(plan: RunPlan, n_gpus: int) -> tuple[RunPlan, str]:
 CONTEXT_TO_PLAN = {"model_params": "n_params"}
 
 
+#: Plan fields whose change leaves a measured throughput true (the run is the same; only its
+#: length, accounting or memory ceiling differ). Changing any other field drops it.
+KEEPS_MEASURED: frozenset[str] = frozenset({
+    "train_tokens", "pue", "grid_g_per_kwh", "energy_price_per_kwh", "gpu_hour_price", "currency",
+    "host_overhead_w_per_gpu", "gpu_memory_bytes", "measured_source",
+})
+
+
 @v.public
 def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **changes: Any) -> RunPlan:
     """``plan`` with ``changes`` (plan field names; ``model_params`` also accepted), checked.
@@ -255,6 +263,8 @@ def edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], /, **chan
     - ``n_gpus``: :func:`fit_gpus` (the batch per replica stays).
     - ``n_params`` alone: the model is reshaped in its proportions (:func:`scaled_shape`);
       a new ``d_model`` alone keeps the head size, the grouping and the MLP ratio.
+    - a measured throughput (``measured_tokens_per_s``) is dropped by a change of anything
+      but the fields in :data:`KEEPS_MEASURED`: it was measured on the plan as it was.
     ``lookup(key)`` finds a hardware preset (None when unknown). Raises InputError naming the
     field.
     """
@@ -296,6 +306,10 @@ def _edit_plan(plan: RunPlan, lookup: Callable[[str], Hardware | None], changes:
         if cap < lowest:
             raise v.InputError("power_cap_w", f"must be at least {math.ceil(lowest):.0f} W on {hw.name}, the "
                                               "lowest cap the power model can honour; clear it for no cap")
+    if plan.measured_tokens_per_s is not None and "measured_tokens_per_s" not in changes \
+            and {k for k, val in changes.items() if getattr(plan, k, val) != val} - KEEPS_MEASURED:
+        # a throughput measured on one configuration says nothing of another: the model answers
+        changes.update(measured_tokens_per_s=None, measured_source="")
     n_gpus = changes.pop("n_gpus", None)
     new = plan.with_changes(**changes) if changes else plan
     if n_gpus is not None and n_gpus != new.n_gpus:
@@ -498,5 +512,5 @@ def _close(a: Any, b: Any) -> bool:
 __all__ = [
     "WORKSPACE_VERSION", "DEFAULT_PLAN", "Workspace", "PlanView", "FOLLOWERS", "POWER_PLAN_FIELDS",
     "precision_fallback", "edit_plan", "fit_gpus", "follow_plan", "differs_from_plan",
-    "register_follower", "context_of", "plan_from_context", "sync_link", "dp_spans_nodes",
+    "register_follower", "context_of", "plan_from_context", "sync_link", "dp_spans_nodes", "KEEPS_MEASURED",
 ]

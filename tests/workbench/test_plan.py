@@ -464,3 +464,22 @@ def test_a_bad_measured_throughput_names_its_field(changes, field):
     with pytest.raises(InputError) as info:
         llama70b(**changes)
     assert info.value.parameter == field
+
+
+def test_editing_what_was_measured_drops_the_measured_throughput():
+    from workbench.catalog import default_catalog
+    from workbench.workspace import edit_plan
+
+    measured = llama70b(measured_tokens_per_s=3e6, measured_source="run.log")
+
+    def lookup(key):
+        return default_catalog().hardware(key)
+
+    # a longer run or another price: the same run, the measurement holds
+    kept = edit_plan(measured, lookup, train_tokens=2e13, gpu_hour_price=2.5, tp=8)
+    assert kept.measured_tokens_per_s == 3e6 and kept.measured_source == "run.log"
+    # another GPU count, parallel layout or cap: another run, the model answers again
+    for changes in ({"n_gpus": 2048}, {"pp": 8}, {"power_cap_w": 500.0}, {"hardware": "b200"}):
+        other = edit_plan(measured, lookup, **changes)
+        assert other.measured_tokens_per_s is None and other.measured_source == "", changes
+    assert edit_plan(measured, lookup, measured_tokens_per_s=None).measured_tokens_per_s is None
