@@ -201,6 +201,10 @@ class MainWindow(QMainWindow):
             panel.exportRequested.connect(lambda fmt, kind=kind: self.export_interactive(fmt, kind))
             # the panel's GPU, GPU count, model size ... fields edit the run plan
             panel.context_sink = lambda changes: self.document.edit_plan(**changes)
+            # off screen until its dock says it is in front (visibilityChanged): the window's
+            # first show shows every dock, tabs behind others included, before the tab bars
+            # hide them, and each would draw (again) on the way
+            panel.set_on_screen(False)
             self.document.attach(panel)
             self.panels[kind] = panel
             self.docks[kind] = dock
