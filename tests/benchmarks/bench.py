@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m tests.benchmarks.bench            # about 3 minutes on 2 cores
+    .venv/bin/python -m tests.benchmarks.bench            # 1.5 to 2 minutes on 2 cores
     .venv/bin/python -m tests.benchmarks.bench --json out.json --pairs 9 --samples 40
 
 Every figure comes from a fresh child process (:mod:`tests.benchmarks._children`) on Qt's
