@@ -155,6 +155,9 @@ FIELD_LABELS: dict[str, str] = {
     "min_voltage_fraction": "Minimum voltage fraction",
     "compute_bound_share": "Compute-bound share",
     "tokens_per_s_per_gpu": "Measured throughput per GPU (tokens/s)",
+    # run plan: a measured throughput adopted from a training log
+    "measured_tokens_per_s": "Measured throughput (tokens/s)",
+    "measured_source": "Measured throughput from",
     "throughput_mfu": "MFU",
     "train_tokens": "Training tokens",
     "host_overhead_w_per_gpu": "Host power per GPU",

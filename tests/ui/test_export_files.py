@@ -215,7 +215,7 @@ def test_a_chart_squeezed_in_its_dock_exports_at_a_readable_size(qtbot, project,
     qtbot.waitExposed(window)
     chart = window.panel("scaling").chart_for_export()
     shown = chart.size()
-    assert shown.width() < 200  # six docks share the window: this one is a sliver
+    assert min(shown.width(), shown.height()) < 200  # docks share the window: this one is a sliver
     png = window.export_active("png", tmp_path / "scaling.png", 1600, kind="scaling")
     image = QImage(str(png))
     assert image.width() == 1600
