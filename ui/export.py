@@ -346,6 +346,10 @@ def _temporary_size(target, width_px: int | None, height_px: int | None) -> Iter
         if not target.isVisible():
             QCoreApplication.sendEvent(target, QResizeEvent(size, before))
         _ensure_laid_out(target)
+        if target.size() != size:  # laying out its hidden ancestors put it back in its splitter slot
+            target.resize(size)
+            if not target.isVisible():
+                QCoreApplication.sendEvent(target, QResizeEvent(size, before))
 
     resize(new, old)
     _paint_once(target)
