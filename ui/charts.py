@@ -1104,14 +1104,37 @@ class Chart(pg.PlotWidget):
         """Update the crosshair for a scene position; returns the real (x, y) or None."""
         return self._on_mouse_moved(scene_pos)
 
+    def hide_hover(self) -> None:
+        """Take the crosshair and readout away (the mouse left the chart)."""
+        self._hover_scene_pos = None
+        if self._hover_items is not None and self._hover_items[0].isVisible():
+            for item in self._hover_items:
+                item.setVisible(False)
+            self.hoverLeft.emit()
+
+    def hover_shown(self) -> bool:
+        return self._hover_items is not None and self._hover_items[0].isVisible()
+
+    def hover_readout_text(self) -> str:
+        return self._hover_items[2].toPlainText() if self.hover_shown() else ""
+
+    def refresh_hover(self) -> None:
+        """Say again what is under a resting mouse after the chart changed (a new precision or
+        sparsity moves the roofs under it)."""
+        pos = getattr(self, "_hover_scene_pos", None)
+        if pos is not None and self.hover_shown():
+            self._on_mouse_moved(pos)
+
+    def leaveEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        self.hide_hover()  # no mouse-move reaches the scene once the mouse has left the widget
+        super().leaveEvent(event)
+
     def _on_mouse_moved(self, scene_pos) -> tuple[float, float] | None:
         vb = self.getPlotItem().getViewBox()
         if not vb.sceneBoundingRect().contains(scene_pos):
-            if self._hover_items is not None and self._hover_items[0].isVisible():
-                for item in self._hover_items:
-                    item.setVisible(False)
-                self.hoverLeft.emit()
+            self.hide_hover()
             return None
+        self._hover_scene_pos = QPointF(scene_pos)
         p = vb.mapSceneToView(scene_pos)
         x, y = self.from_view(p.x(), p.y())
         if self._hover_items is not None:

@@ -144,3 +144,20 @@ def test_the_differs_from_the_plan_line_takes_the_dark_notice_colour(qtbot, tmp_
     assert th.LIGHT.notice_bg in power.plan_banner.styleSheet()
     themed("dark")
     assert th.DARK.notice_bg in power.plan_banner.styleSheet()
+
+
+def test_the_hover_readout_leaves_with_the_mouse_and_follows_a_precision_change(qtbot, roofline):
+    from PySide6.QtCore import QEvent, QPointF
+
+    chart = roofline.chart
+    view = chart.getPlotItem().getViewBox()
+    box = view.sceneBoundingRect()
+    chart.hover_at_scene(QPointF(box.right() - 20, box.center().y()))  # far right: compute-bound
+    assert chart.hover_shown()
+    before = chart.hover_readout_text()
+    assert "989 TFLOP/s" in before  # H100 SXM's dense BF16 peak under the cursor
+    roofline.edit(sparse=True)  # 2:4 sparsity doubles the compute roof
+    after = chart.hover_readout_text()
+    assert after != before and "1.98 PFLOP/s" in after
+    QApplication.sendEvent(chart, QEvent(QEvent.Type.Leave))
+    assert not chart.hover_shown()

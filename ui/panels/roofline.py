@@ -1123,6 +1123,7 @@ class RooflinePanel(PanelBase):
         self.kernel_count.setText(f"{n:,}" if n else "none yet: add from shapes, seed the examples or import")
         self.remove_button.setEnabled(n > 0)
         self._update_results()
+        self.chart.refresh_hover()  # a readout under a resting mouse reads the new roofs
         if problems:
             self.show_status("; ".join(problems))
 
