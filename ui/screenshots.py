@@ -73,6 +73,27 @@ def take(out_dir: Path) -> list[Path]:
         panel.grab().save(str(out_dir / "roofline.png"))
         written.append(out_dir / "roofline.png")
         panel.close()
+        # The same roofline on a projector: the dark theme, and presentation mode at 1920 x 1080.
+        theme.apply_theme(app, "dark")
+        QApplication.processEvents()
+        panel = RooflinePanel(window.catalog, RooflineScenario(hardware=("h100-sxm", "b200"),
+                                                               kernels=tuple(seed_examples())))
+        panel.resize(1600, 900)
+        panel.show()
+        QApplication.processEvents()
+        panel.grab().save(str(out_dir / "roofline-dark.png"))
+        written.append(out_dir / "roofline-dark.png")
+        panel.close()
+        theme.apply_theme(app, "light")
+        window.raise_panel("roofline")
+        presentation = window.enter_presentation("roofline")
+        presentation.showNormal()
+        presentation.setFixedSize(1920, 1080)
+        for _ in range(3):
+            QApplication.processEvents()
+        presentation.grab().save(str(out_dir / "roofline-presentation.png"))
+        written.append(out_dir / "roofline-presentation.png")
+        window.exit_presentation()
         window.undo_stack.setClean()  # the pictures' edits are not the user's: nothing to save
         window.close()
         project.close()
