@@ -30,3 +30,24 @@ def _qt_isolation(qapp, tmp_path, monkeypatch):
         widget.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()
+
+
+@pytest.fixture
+def new_window(qtbot, tmp_path):
+    """Opens a main window on a new project (the built-in presets and samples), shown and
+    exposed: ``new_window()`` at 1600 x 900, ``new_window(size=None)`` at the size it picks."""
+    from storage import Project
+    from ui.main_window import MainWindow
+
+    def open_window(size: tuple[int, int] | None = (1600, 900), name: str = "project"):
+        path = tmp_path / f"{name}.swbproj"
+        Project.create(path).close()
+        window = MainWindow(Project.open(path))
+        qtbot.addWidget(window)
+        if size is not None:
+            window.resize(*size)
+        window.show()
+        qtbot.waitExposed(window)
+        return window
+
+    return open_window

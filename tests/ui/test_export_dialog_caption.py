@@ -6,22 +6,12 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QImage
 
-from storage import Project
 from ui import dialogs
-from ui.main_window import MainWindow
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
-    path = tmp_path / "caption.swbproj"
-    Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.resize(1600, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
+def window(new_window):
+    return new_window()
 
 
 def test_the_dialog_prefills_the_caption_and_returns_it_only_when_asked(qtbot):

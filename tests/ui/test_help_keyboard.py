@@ -21,21 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import Project
-from ui import dialogs
-from ui.main_window import MainWindow
-
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
-    path = tmp_path / "help.swbproj"
-    Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
+def window(new_window):
+    return new_window(size=None)
 
 
 def test_the_first_window_uses_most_of_the_screen(window):

@@ -6,22 +6,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from storage import Project
-from ui import dialogs
-from ui.main_window import MainWindow
-
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
-    path = tmp_path / "hidden.swbproj"
-    Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.resize(1600, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
+def window(new_window):
+    return new_window()
 
 
 def _count_draws(panel, monkeypatch) -> list[int]:

@@ -104,17 +104,10 @@ def test_presentation_enlarges_the_inputs_and_toolbar_too(roofline, themed):
     assert roofline.form_widget.font().pointSizeF() == pytest.approx(before_form)
 
 
-def test_presenting_gives_the_chart_the_height_and_keeps_the_run_plan_inputs_whole(qtbot, tmp_path, themed):
+def test_presenting_gives_the_chart_the_height_and_keeps_the_run_plan_inputs_whole(qtbot, new_window, themed):
     from presets import sample_scenarios
-    from storage import Project
-    from ui.main_window import MainWindow
 
-    path = tmp_path / "present.swbproj"
-    Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.resize(1600, 900)
-    window.show()
+    window = new_window()
     example = next(s for _n, s in sample_scenarios() if s.kind == "run_plan" and s.n_gpus == 1024)
     window.document.replace_plan(example, "70B")
     presenting = window.enter_presentation("run_plan")
@@ -130,15 +123,8 @@ def test_presenting_gives_the_chart_the_height_and_keeps_the_run_plan_inputs_who
     window.exit_presentation()
 
 
-def test_the_differs_from_the_plan_line_takes_the_dark_notice_colour(qtbot, tmp_path, themed):
-    from storage import Project
-    from ui.main_window import MainWindow
-
-    path = tmp_path / "banner.swbproj"
-    Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.show()
+def test_the_differs_from_the_plan_line_takes_the_dark_notice_colour(qtbot, new_window, themed):
+    window = new_window()
     power = window.panel("power")
     power.action_override.setChecked(True)
     assert th.LIGHT.notice_bg in power.plan_banner.styleSheet()
