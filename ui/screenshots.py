@@ -62,28 +62,21 @@ def take(out_dir: Path) -> list[Path]:
         written.append(out_dir / "run-plan-dark.png")
         theme.apply_theme(app, "light")
         window.raise_panel("roofline")
-        # The roofline on its own at slide size: H100 against B200 with the seed kernels.
+        # The roofline on its own at slide size, H100 against B200 with the seed kernels: in the
+        # light theme, then on a projector in the dark one.
         from ui.panels.roofline import RooflinePanel
 
-        panel = RooflinePanel(window.catalog, RooflineScenario(hardware=("h100-sxm", "b200"),
-                                                               kernels=tuple(seed_examples())))
-        panel.resize(1600, 900)
-        panel.show()
-        QApplication.processEvents()
-        panel.grab().save(str(out_dir / "roofline.png"))
-        written.append(out_dir / "roofline.png")
-        panel.close()
-        # The same roofline on a projector: the dark theme, and presentation mode at 1920 x 1080.
-        theme.apply_theme(app, "dark")
-        QApplication.processEvents()
-        panel = RooflinePanel(window.catalog, RooflineScenario(hardware=("h100-sxm", "b200"),
-                                                               kernels=tuple(seed_examples())))
-        panel.resize(1600, 900)
-        panel.show()
-        QApplication.processEvents()
-        panel.grab().save(str(out_dir / "roofline-dark.png"))
-        written.append(out_dir / "roofline-dark.png")
-        panel.close()
+        for mode, name in (("light", "roofline.png"), ("dark", "roofline-dark.png")):
+            theme.apply_theme(app, mode)
+            QApplication.processEvents()
+            panel = RooflinePanel(window.catalog, RooflineScenario(hardware=("h100-sxm", "b200"),
+                                                                   kernels=tuple(seed_examples())))
+            panel.resize(1600, 900)
+            panel.show()
+            QApplication.processEvents()
+            panel.grab().save(str(out_dir / name))
+            written.append(out_dir / name)
+            panel.close()
         theme.apply_theme(app, "light")
         window.raise_panel("roofline")
         presentation = window.enter_presentation("roofline")
