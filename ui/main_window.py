@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         self._presentation: PresentationWindow | None = None
         self._presentation_state: tuple[str, QByteArray, QWidget] | None = None
         self._preset_manager = None
+        self._open_notes: list[str] = []
         self._explain_dialogs: list[QWidget] = []
         self._compare_active: set[str] = set()
         self._closed = False
@@ -588,15 +589,28 @@ class MainWindow(QMainWindow):
         # would replace the last).
         notes = [message] if message else []
         notes += list(getattr(project, "notices", ()))
-        problems = project.problems
-        if problems:
-            notes.append(f"{len(problems)} item(s) cannot be loaded: {problems[0]}")
         if project.read_only and not any("read-only" in note for note in notes):
             notes.append(f"read-only ({project.read_only_reason}); use Save As to keep changes")
+        self._open_notes = notes
+        self._show_open_notes(project)
+        # Which saved items cannot be loaded means parsing every payload (half a second for
+        # 10,000 scenarios): counted once the window has shown the project, then added here.
+        QTimer.singleShot(50, self, lambda p=project: self._report_problems(p))  # dropped with the window
+
+    def _show_open_notes(self, project: Project) -> None:
+        notes = self._open_notes
         if notes:
             self.statusBar().showMessage(f"{project.name}: " + "; ".join(notes), 20000)
         else:
             self.statusBar().showMessage(f"Opened {project.path}", 5000)
+
+    def _report_problems(self, project: Project) -> None:
+        if project is not self.project or project.closed:
+            return  # another project was opened meanwhile
+        problems = project.problems
+        if problems:
+            self._open_notes = [*self._open_notes, f"{len(problems)} item(s) cannot be loaded: {problems[0]}"]
+            self._show_open_notes(project)
 
     def _confirm_discard(self) -> bool:
         """Before losing unsaved changes: True to go on (saved or discarded), False to stop."""
