@@ -917,6 +917,24 @@ class PresetManagerDialog(QDialog):
             return
         self._push_edit(hw, new, text or f"Change {name} of {name_of}")
 
+
+    @staticmethod
+    def _level_edit(hw, level, label: str, bandwidth: bool, value):
+        """``hw`` with one memory level's bandwidth (or capacity) set to ``value``, and the undo
+        text: device memory ("memory") and cache levels (by their name) are edited alike."""
+        n = hw.name
+        if bandwidth:
+            kept = "capacity" if level.capacity is not None else None
+            new_level = replace(level, bandwidth=value, source=_shared_user_source(level.source, "bandwidth", kept))
+            text = f"Change {label} bandwidth of {n} to {_fmt(value, 'B/s')}"
+        else:
+            new_level = replace(level, capacity=value,
+                                source=_shared_user_source(level.source, "capacity", "bandwidth"))
+            text = (f"Change {label} capacity of {n} to {_fmt(value, 'B')}" if value is not None
+                    else f"Remove {label} capacity of {n}")
+        memory = tuple(new_level if m is level else m for m in hw.memory)
+        return hw.with_changes(memory=memory), text
+
     def _changed(self, hw: Hardware, name: str, value: float | None) -> tuple[Hardware, str]:
         n = hw.name
         if name.startswith("dense:") or name.startswith("sparsity:"):
@@ -940,34 +958,10 @@ class PresetManagerDialog(QDialog):
                 return new, f"Remove {label} sparsity factor of {n}"
             return new, f"Change {label} sparsity factor of {n} to {_factor_text(value)}"
         if name in ("mem_bw", "mem_capacity"):
-            level = self._memory(hw)
-            if name == "mem_bw":
-                kept = "capacity" if level.capacity is not None else None
-                new_level = replace(level, bandwidth=value,
-                                    source=_shared_user_source(level.source, "bandwidth", kept))
-                text = f"Change memory bandwidth of {n} to {_fmt(value, 'B/s')}"
-            else:
-                new_level = replace(level, capacity=value,
-                                    source=_shared_user_source(level.source, "capacity", "bandwidth"))
-                text = (f"Change memory capacity of {n} to {_fmt(value, 'B')}" if value is not None
-                        else f"Remove memory capacity of {n}")
-            memory = tuple(new_level if m is level else m for m in hw.memory)
-            return hw.with_changes(memory=memory), text
+            return self._level_edit(hw, self._memory(hw), "memory", name == "mem_bw", value)
         if name.startswith(("level_bw:", "level_capacity:")):
             what, level_name = name.split(":", 1)
-            level = hw.memory_level(level_name)
-            if what == "level_bw":
-                kept = "capacity" if level.capacity is not None else None
-                new_level = replace(level, bandwidth=value,
-                                    source=_shared_user_source(level.source, "bandwidth", kept))
-                text = f"Change {level_name} bandwidth of {n} to {_fmt(value, 'B/s')}"
-            else:
-                new_level = replace(level, capacity=value,
-                                    source=_shared_user_source(level.source, "capacity", "bandwidth"))
-                text = (f"Change {level_name} capacity of {n} to {_fmt(value, 'B')}" if value is not None
-                        else f"Remove {level_name} capacity of {n}")
-            memory = tuple(new_level if m is level else m for m in hw.memory)
-            return hw.with_changes(memory=memory), text
+            return self._level_edit(hw, hw.memory_level(level_name), level_name, what == "level_bw", value)
         if name == "tdp":
             if value is None:
                 return hw.with_changes(tdp_w=None), f"Remove TDP of {n}"
