@@ -917,7 +917,6 @@ class PresetManagerDialog(QDialog):
             return
         self._push_edit(hw, new, text or f"Change {name} of {name_of}")
 
-
     @staticmethod
     def _level_edit(hw, level, label: str, bandwidth: bool, value):
         """``hw`` with one memory level's bandwidth (or capacity) set to ``value``, and the undo

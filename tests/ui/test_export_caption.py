@@ -3,13 +3,12 @@ asked for with ``--title`` and ``--assumptions`` (the scenario's own when given 
 
 from __future__ import annotations
 
-import io
 import xml.etree.ElementTree as ET
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import run
 from PySide6.QtGui import QImage
 
 from ui import theme as th
@@ -30,13 +29,6 @@ def project(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("project") / "samples.swbproj"
     assert main(["new", str(path)]) == 0
     return path
-
-
-def run(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
 
 
 def _dark_rows(image: QImage) -> np.ndarray:

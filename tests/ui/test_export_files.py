@@ -9,14 +9,13 @@ menu with the dialogs answered; a full disk is simulated where the atomic write 
 from __future__ import annotations
 
 import errno
-import io
 import os
 import stat
 import xml.etree.ElementTree as ET
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 from PySide6.QtGui import QImage
 
 from storage import Project
@@ -41,14 +40,6 @@ def project(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("project") / "samples.swbproj"
     assert main(["new", str(path)]) == 0
     return path
-
-
-def run(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    lines = [line for line in err.getvalue().splitlines() if "propagateSizeHints" not in line]
-    return code, out.getvalue(), "\n".join(lines)
 
 
 @pytest.fixture
