@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
+from ui.plain import without_mnemonic
+
 
 def label_text(label: QLabel) -> str:
-    return label.text().replace("&&", "\0").replace("&", "").replace("\0", "&").strip().rstrip(":").strip()
+    return without_mnemonic(label.text()).strip().rstrip(":").strip()
 
 
 def name_form_fields(root: QWidget) -> int:

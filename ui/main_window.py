@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
 
     def _plain_undo_tips(self) -> None:
         for action in (self.action_undo, self.action_redo):
-            action.setToolTip(plain.tooltip(action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")))
+            action.setToolTip(plain.tooltip(plain.without_mnemonic(action.text())))
 
     def _action(self, text: str, slot, shortcut=None, name: str = "", tip: str = "") -> QAction:
         action = QAction(text, self)

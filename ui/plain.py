@@ -18,6 +18,11 @@ def tooltip(text: str) -> str:
     return "<qt>" + html.escape(text).replace("\n", "<br>") + "</qt>"
 
 
+def without_mnemonic(text: str) -> str:
+    """A menu or label text as read aloud or shown in a tooltip: "&Undo" -> "Undo", "&&" -> "&"."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
 def plain_labels(box: QMessageBox) -> QMessageBox:
     """Show every text of a message box (text and informative text) as plain text."""
     box.setTextFormat(Qt.TextFormat.PlainText)
