@@ -39,7 +39,7 @@ import logging
 from dataclasses import replace
 from datetime import date
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
@@ -438,6 +438,11 @@ class PresetManagerDialog(QDialog):
         self.project = project
         self._key = None
         self.reload()
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.preset_list.count():
+            self.reload()  # the padlocks are drawn in the palette's text colour
 
     def reload(self) -> None:
         """Re-read the presets, keeping the selection (or the row nearest to it)."""

@@ -147,3 +147,21 @@ def test_the_hover_readout_leaves_with_the_mouse_and_follows_a_precision_change(
     assert after != before and "1.98 PFLOP/s" in after
     QApplication.sendEvent(chart, QEvent(QEvent.Type.Leave))
     assert not chart.hover_shown()
+
+
+def test_the_preset_padlocks_follow_a_theme_change(qtbot, new_window, themed):
+    window = new_window()
+    dialog = window.show_preset_manager()
+    qtbot.waitExposed(dialog)
+
+    def lock_colour():
+        item = next(dialog.preset_list.item(i) for i in range(dialog.preset_list.count()))
+        image = item.icon().pixmap(16, 16).toImage()
+        inked = [image.pixelColor(x, y) for x in range(16) for y in range(16) if image.pixelColor(x, y).alpha() > 200]
+        return inked[len(inked) // 2]
+
+    themed("dark")
+    qtbot.waitUntil(lambda: lock_colour().lightnessF() > 0.5)
+    themed("light")
+    qtbot.waitUntil(lambda: lock_colour().lightnessF() < 0.5)
+    dialog.close()
