@@ -120,6 +120,14 @@ def _label_lines(name: str, width: int = 26) -> str:
     return f"{_cut(name[:cut].rstrip(), limit)}\n{_cut(name[cut:].strip(), limit)}"
 
 
+def _same_key(a, b) -> bool:
+    """Whether two cache keys (tuples, or None) hold the same values (Placements compare by
+    identity; the same kernel tuple is not compared item by item)."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b, strict=True))
+
+
 def _log10(values) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log10(np.asarray(values, dtype=float))
@@ -372,11 +380,46 @@ _FOREGROUND_ROLE = Qt.ItemDataRole.ForegroundRole.value
 _TOOLTIP_ROLE = Qt.ItemDataRole.ToolTipRole.value
 
 
+class RoofWarnings:
+    """The above-the-roof texts of one placement (``Placements.roof_warnings``), made when
+    read: a redraw needs only which kernels are flagged (``Placements.above_roof``, in numpy);
+    the texts are read by a hover tip, a selected kernel's results, the CSV. One kernel's text
+    is workbench's for a placement of that kernel alone (each text depends on its own kernel
+    only), all of them one call."""
+
+    def __init__(self, placements: rl.Placements, peak_flops: float, caches: Sequence[tuple[str, float]]):
+        self._p = placements
+        self._peak = peak_flops
+        self._caches = tuple(caches)
+        self._all: tuple[str, ...] | None = None
+        self._one: dict[int, str] = {}
+
+    def text(self, row: int) -> str:
+        if self._all is not None:
+            return self._all[row]
+        if row not in self._one:
+            p, cut = self._p, slice(row, row + 1)
+            alone = rl.Placements(names=p.names[cut], intensity=p.intensity[cut], ceiling=p.ceiling[cut],
+                                  achieved=p.achieved[cut], fraction_of_roof=p.fraction_of_roof[cut],
+                                  compute_bound=p.compute_bound[cut], measured=p.measured[cut])
+            (self._one[row],) = alone.roof_warnings(self._peak, self._caches)
+        return self._one[row]
+
+    def texts(self) -> tuple[str, ...]:
+        if self._all is None:
+            self._all = self._p.roof_warnings(self._peak, self._caches)
+        return self._all
+
+
+_NO_FLAGS = np.zeros(0, dtype=bool)
+
+
 class FlaggedKernelModel(KernelTableModel):
     """The kernel table with the MFU trap marked: a kernel whose measured rate is above its
-    roof (``Placements.roof_warnings``) gets a warning icon and colour on its "Of roof" and
-    "Achieved" cells, and a time that came with other FLOP/byte counts (the panel knows which:
-    ``rl.time_may_be_stale``) on its "Time" cell; the hover tip of both says what to check.
+    roof (``Placements.above_roof``; the text from ``roof_warnings``) gets a warning icon and
+    colour on its "Of roof" and "Achieved" cells, and a time that came with other FLOP/byte
+    counts (the panel knows which: ``rl.time_may_be_stale``) on its "Time" cell; the hover tip
+    of both says what to check.
 
     Retyping a flagged time as it stands confirms it (``timeConfirmed``): the panel then stops
     calling it stale."""
@@ -386,8 +429,10 @@ class FlaggedKernelModel(KernelTableModel):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._warnings: tuple[str, ...] = ()
-        self._stale: tuple[bool, ...] = ()
+        self._above = _NO_FLAGS  # per kernel: above its roof (or empty: none is)
+        self._stale = _NO_FLAGS  # per kernel: time possibly stale (or empty: none is)
+        self._any_flag = False
+        self._texts: RoofWarnings | None = None
         self._warning_color = QColor(th.current_theme().error)
         self._warning_brush = QBrush(self._warning_color)
         self._icon = warning_icon(self._warning_color)
@@ -425,13 +470,17 @@ class FlaggedKernelModel(KernelTableModel):
                 return
         super().set_kernels(kernels, placements)
 
-    def set_flags(self, warnings: Sequence[str], stale: Sequence[bool]) -> bool:
-        """The warning text per kernel ("" where none) and which times may be stale; returns
-        whether anything changed (the view is told about the cells that did)."""
-        warnings, stale = tuple(warnings), tuple(bool(x) for x in stale)
-        if warnings == self._warnings and stale == self._stale:
+    def set_flags(self, above: np.ndarray, stale: np.ndarray, texts: RoofWarnings | None = None) -> bool:
+        """Which kernels are above their roof (their texts from ``texts``) and which times may
+        be stale, one bool per kernel (an empty array: none); returns whether a flag changed
+        (a changed text alone repaints nothing: texts are read when shown)."""
+        above = np.asarray(above, dtype=bool) if len(above) and above.any() else _NO_FLAGS
+        stale = np.asarray(stale, dtype=bool) if len(stale) and stale.any() else _NO_FLAGS
+        self._texts = texts if len(above) else None
+        if np.array_equal(above, self._above) and np.array_equal(stale, self._stale):
             return False
-        self._warnings, self._stale = warnings, stale
+        self._above, self._stale = above, stale
+        self._any_flag = bool(len(above) or len(stale))
         return True
 
     def announce_flags(self) -> None:
@@ -440,20 +489,43 @@ class FlaggedKernelModel(KernelTableModel):
         if n:
             self.dataChanged.emit(self.index(0, self.NAME), self.index(n - 1, self.FRACTION))
 
+    def above_roof(self, row: int) -> bool:
+        return 0 <= row < len(self._above) and bool(self._above[row])
+
     def warning(self, row: int) -> str:
         """The above-the-roof warning of kernel ``row`` ("" if none)."""
-        return self._warnings[row] if 0 <= row < len(self._warnings) else ""
+        return self._texts.text(row) if self.above_roof(row) and self._texts is not None else ""
+
+    def warning_texts(self) -> tuple[str, ...]:
+        """Every kernel's warning ("" where none), in one call (an export reads them all)."""
+        if self._texts is None:
+            return ("",) * len(self.kernels())
+        texts = self._texts.texts()
+        return tuple(t if self.above_roof(i) else "" for i, t in enumerate(texts))
 
     def time_stale(self, row: int) -> bool:
-        return 0 <= row < len(self._stale) and self._stale[row]
+        return 0 <= row < len(self._stale) and bool(self._stale[row])
+
+    def above_rows(self) -> np.ndarray:
+        """Rows of the kernels above their roof."""
+        return np.flatnonzero(self._above)
+
+    def stale_rows(self) -> np.ndarray:
+        """Rows of the kernels whose time may be stale."""
+        return np.flatnonzero(self._stale)
 
     def flagged_rows(self) -> list[int]:
         """Kernels with a warning of either kind."""
-        return [i for i in range(len(self.kernels())) if self.warning(i) or self.time_stale(i)]
+        n = len(self.kernels())
+        flagged = np.zeros(n, dtype=bool)
+        for mask in (self._above, self._stale):
+            if len(mask) == n:
+                flagged |= mask
+        return [int(i) for i in np.flatnonzero(flagged)]
 
     def flag_lines(self, row: int) -> list[str]:
         lines = []
-        if self.warning(row):
+        if self.above_roof(row):
             lines.append(f"\u26a0 {self.warning(row)}")
         if self.time_stale(row):
             lines.append(f"\u26a0 {rl.STALE_TIME_ADVICE} (or retype it as it is, to keep it)")
@@ -463,11 +535,13 @@ class FlaggedKernelModel(KernelTableModel):
         return "\n".join([super().tooltip(row), *self.flag_lines(row)])
 
     def role_data(self, row: int, col: int, role: int):
-        if row < len(self.kernels()) and (self._warnings or self._stale):
-            above = col in (self.ACHIEVED, self.FRACTION) and bool(self.warning(row))
-            stale = col == self.TIME and self.time_stale(row)
-            if col == self.NAME and role == _FOREGROUND_ROLE and (self.warning(row) or self.time_stale(row)):
+        if self._any_flag and row < len(self.kernels()):
+            above = self.above_roof(row)
+            stale = self.time_stale(row)
+            if col == self.NAME and role == _FOREGROUND_ROLE and (above or stale):
                 return self._warning_brush  # seen however far the table is scrolled
+            above = above and col in (self.ACHIEVED, self.FRACTION)
+            stale = stale and col == self.TIME
             if above or stale:
                 if role == _DECORATION_ROLE and (stale or col == self.FRACTION):
                     return self._icon
@@ -502,13 +576,28 @@ class FlaggedKernelTableView(KernelTableView):
 
 class RooflineChart(Chart):
     """A Chart that tells the panel when it restyles (theme, presentation, export), so the
-    panel's own labels and points follow."""
+    panel's own labels and points follow; and keeps the lines a redraw did not take back."""
 
     def _restyle(self) -> None:
         super()._restyle()
-        hook = getattr(self, "restyle_hook", None)
+        hook = getattr(self, "restyle_hook", None)  # None while Chart.__init__ styles itself
         if hook is not None:
             hook()
+
+    def _trim_pools(self, keep: int) -> None:
+        # A redraw (replacing_series) drops the lines it did not take back: the precision
+        # ceilings or L2 roof switched off were made again, and added to the scene, when
+        # switched back on. They wait hidden instead, as lines left between redraws do.
+        super()._trim_pools(max(keep, self.POOL_LIMIT))
+
+    def clear_series(self) -> None:
+        super().clear_series()
+        # taken back in the order they stack, so the lines of a redraw stack in the order they
+        # are drawn (as new ones would); a kept line would otherwise come back under the others
+        pool = self._pool
+        if len(pool) > 1:
+            order = {id(item): i for i, item in enumerate(self.getPlotItem().getViewBox().childGroup.childItems())}
+            pool.sort(key=lambda item: order.get(id(item), len(order)))
 
 
 class RooflinePanel(PanelBase):
@@ -531,10 +620,15 @@ class RooflinePanel(PanelBase):
         #: kernels (as values) whose time came with other FLOP/byte counts: an edit of the counts
         #: left the time as it was. Undo brings back the old value, not in the set; redo the new.
         self._stale_times: set[Kernel] = set()
+        #: what the kernel flags were last worked out for (_update_flags), and how many times
+        self._flags_for: tuple = (None, None)
+        self.flag_updates = 0
+        self._hardware_items: list[tuple[str, str]] | None = None  # (name, key) of the catalog's presets
+        self._shown_rows: tuple | None = None  # what the results table shows (rows, warning colour)
+        self._log_intensity: tuple[np.ndarray, np.ndarray] | None = None  # (intensity, its log10)
+        # PanelBase.__init__ builds the form, chart and kernel table (_build) before it syncs the
+        # fields, so nothing here runs on a half-built panel
         super().__init__(scenario if scenario is not None else RooflineScenario(), parent, undo_stack=undo_stack)
-        self._build_form()
-        self._build_chart()
-        self._build_kernels()
         self.measurement = MachineMeasurement(self)
         self.measurement.progress.connect(self._on_measure_progress)
         self.measurement.succeeded.connect(self._on_measured)
@@ -545,10 +639,15 @@ class RooflinePanel(PanelBase):
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
-        self._sync_fields()
         self.refresh()
 
     # -- building ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        super()._build()
+        self._build_form()
+        self._build_chart()
+        self._build_kernels()
+
     def _build_form(self) -> None:
         self.hardware_combo = QComboBox(self.form_widget)
         self.hardware_combo.setObjectName("field.hardware")
@@ -737,15 +836,15 @@ class RooflinePanel(PanelBase):
         combo.blockSignals(False)
 
     def _fill_hardware_combo(self, combo: QComboBox, selected: str, allow_none: bool) -> None:
+        if self._hardware_items is None:  # made again when the catalog changes
+            self._hardware_items = [(hw.name, hw.key) for hw in self.catalog.items()]
         items = [("none", NONE_KEY)] if allow_none else []
-        items += [(hw.name, hw.key) for hw in self.catalog.items()]
+        items += self._hardware_items
         if selected and selected not in {data for _text, data in items}:
             items.append((f"{selected} (not in this project)", selected))
         self._fill_combo(combo, items, selected)
 
     def _sync_fields(self) -> None:
-        if not hasattr(self, "compare_combos"):  # PanelBase.__init__, before the form exists
-            return
         s = self.scenario()
         self._fill_hardware_combo(self.hardware_combo, s.primary, allow_none=False)
         for i, combo in enumerate(self.compare_combos):
@@ -777,6 +876,7 @@ class RooflinePanel(PanelBase):
         super()._sync_fields()
 
     def _catalog_changed(self) -> None:
+        self._hardware_items = None
         self._sync_fields()
         self._range_key = None
         self.refresh()
@@ -1099,8 +1199,6 @@ class RooflinePanel(PanelBase):
 
     # -- drawing ------------------------------------------------------------------------------
     def refresh(self) -> None:
-        if not hasattr(self, "points"):
-            return
         s = self.scenario()
         self._devices = [self._device_roofs(k, s, i == 0) for i, k in enumerate(s.hardware)]
         primary = self._devices[0]
@@ -1129,26 +1227,44 @@ class RooflinePanel(PanelBase):
 
     def _update_flags(self, s: RooflineScenario) -> bool:
         """The MFU trap, marked: which kernels sit above their roof (workbench says, and why)
-        and which times came with other counts. Returns whether the flags changed."""
+        and which times came with other counts. Returns whether the flags changed.
+
+        Worked out again only when what they depend on changed: the placements (the same
+        object while the kernels and the primary roof stay, see ``_place``) and the device's
+        caches for the first, the kernels and the confirmed/stale times for the second. A
+        display option (ceilings, L2 roof, a compared device) changes neither."""
         p = self._placements
         primary = self._devices[0]
-        warnings: tuple[str, ...] = ()
+        above_key = None
         if p is not None and primary.roofs is not None:
-            caches = [(m.name, m.bandwidth) for m in primary.hardware.cache_levels]
-            warnings = p.roof_warnings(primary.compute.peak_flops, caches)
-            if not any(warnings):
-                warnings = ()
-        stale: tuple[bool, ...] = ()
-        if self._stale_times:
-            stale = tuple(k in self._stale_times for k in s.kernels)
-            if not any(stale):
-                stale = ()
-        return self.kernel_model.set_flags(warnings, stale)
+            caches = tuple((m.name, m.bandwidth) for m in primary.hardware.cache_levels)
+            above_key = (p, primary.compute.peak_flops, caches)
+        stale_key = (s.kernels, frozenset(self._stale_times)) if self._stale_times else None
+        last_above, last_stale = self._flags_for
+        if _same_key(above_key, last_above) and _same_key(stale_key, last_stale):
+            return False
+        self.flag_updates += 1
+        above, texts = self.kernel_model._above, self.kernel_model._texts
+        if not _same_key(above_key, last_above):
+            if above_key is None:
+                above, texts = _NO_FLAGS, None
+            else:
+                above = p.above_roof()
+                texts = RoofWarnings(*above_key)
+        stale = self.kernel_model._stale
+        if not _same_key(stale_key, last_stale):
+            stale = _NO_FLAGS
+            if stale_key is not None:
+                times = self._stale_times
+                stale = np.fromiter((k in times for k in s.kernels), dtype=bool, count=len(s.kernels))
+        self._flags_for = (above_key, stale_key)
+        return self.kernel_model.set_flags(above, stale, texts)
 
     def kernel_warnings(self) -> dict[str, list[str]]:
         """{kernel name: what the table and its tip flag} for every flagged kernel (for tests
         and for reading the flags without hovering)."""
         m = self.kernel_model
+        m.warning_texts()  # all at once: one call, not one per flagged kernel
         return {m.kernels()[i].name: [line.removeprefix("\u26a0 ") for line in m.flag_lines(i)]
                 for i in m.flagged_rows()}
 
@@ -1480,8 +1596,6 @@ class RooflinePanel(PanelBase):
 
     def _style_overlays(self) -> None:
         """Theme, presentation or export changed: restyle the labels, points and markers."""
-        if not hasattr(self, "points"):
-            return
         for item, color, scale, _key in self._overlays:
             self._style_text(item, color, abs(scale), scale < 0)
         self.kernel_model.set_warning_color(self.chart.theme().error)
@@ -1513,7 +1627,10 @@ class RooflinePanel(PanelBase):
             return
         s = th.scale_factor(self.chart.presentation())
         brushes, pen = self._point_styles()
-        self.points.set_points(_log10(p.intensity), _log10(p.achieved), p.compute_bound, brushes, pen,
+        # the intensities are the kernels' own: the same array under another roof (_place)
+        if self._log_intensity is None or self._log_intensity[0] is not p.intensity:
+            self._log_intensity = (p.intensity, _log10(p.intensity))
+        self.points.set_points(self._log_intensity[1], _log10(p.achieved), p.compute_bound, brushes, pen,
                                size=(11 if len(p) <= 200 else 7) * s)
         self._mark_selection()
 
@@ -1527,7 +1644,7 @@ class RooflinePanel(PanelBase):
                 x, y = float(p.intensity[i]), float(p.achieved[i])
                 if not (math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0):
                     continue  # off a log axis (an intensity that underflowed to 0): no point to name
-                if self.kernel_model.warning(i) or self.kernel_model.time_stale(i):
+                if self.kernel_model.above_roof(i) or self.kernel_model.time_stale(i):
                     item = self._label(f"{WARNING_MARK} {_label_lines(name)}", x, y, (0.0, 0.0),
                                        QColor(self.chart.theme().error), 0.95)
                 else:
@@ -1832,14 +1949,18 @@ class RooflinePanel(PanelBase):
             rows.append(ResultRow("  memory / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", "",
                                   "Kernels left of the ridge / right of it, on the primary device"))
             m = self.kernel_model
-            above = [i for i in range(len(p)) if m.warning(i)]
-            stale = [i for i in range(len(p)) if m.time_stale(i)]
-            if above:
+            above = m.above_rows()
+            stale = m.stale_rows()
+            if len(above):
                 rows.append(ResultRow(f"{WARNING_MARK} Above the roof", f"{len(above):,}", "",
                                       f"{_names(p.names, above)}: {rl.ABOVE_ROOF_ADVICE}. Select one for more."))
-            if stale:
+            if len(stale):
                 rows.append(ResultRow(f"{WARNING_MARK} Time possibly stale", f"{len(stale):,}", "",
                                       f"{_names(p.names, stale)}: {rl.STALE_TIME_ADVICE}"))
+        shown = (tuple(rows), QColor(self.chart.theme().error).rgba())
+        if shown == self._shown_rows:
+            return  # the same rows (a display option changed): the table is left alone
+        self._shown_rows = shown
         self.results.set_rows(rows)
         self._mark_warning_rows()
 
@@ -1909,6 +2030,8 @@ class RooflinePanel(PanelBase):
                                  "2:4 sparse" if roof.sparse else "dense", float(xi), float(yi),
                                  None, None, None, None, None, "", ""))
         p = self._placements
+        if p is not None:
+            self.kernel_model.warning_texts()  # all at once, not one call per flagged kernel
         for i, k in enumerate(s.kernels):
             if p is None:
                 continue

@@ -1,0 +1,174 @@
+"""What keeps the roofline's redraw within a frame (issue 15), checked by counting, never by
+timing (the benchmark, ``python -m tests.benchmarks.bench --only roofline``, measures it):
+
+- a value change redraws into the same plot items: lines, labels, points, markers, legend;
+  lines switched off and on again (the precision ceilings, the L2 roof) come back as the same
+  objects, stacked in the order they are drawn;
+- the kernel flags (above the roof, time possibly stale) are worked out again only when the
+  kernels or the roof change, not for a display option;
+- what the panel shows of them is still workbench's: the same flags and texts as
+  ``Placements.roof_warnings`` for every kernel, the same counts in the results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtGui import QUndoStack
+
+from ui.catalog import HardwareCatalog
+from ui.panels.roofline import WARNING_MARK, RooflinePanel
+from workbench import roofline as rl
+from workbench.kernels import Kernel, seed_examples
+from workbench.scenarios import RooflineScenario
+
+
+@pytest.fixture
+def catalog(qapp):
+    return HardwareCatalog()
+
+
+def _panel(qtbot, catalog, **fields) -> RooflinePanel:
+    panel = RooflinePanel(catalog, RooflineScenario(**fields), undo_stack=QUndoStack())
+    qtbot.addWidget(panel)
+    panel.resize(1600, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    return panel
+
+
+def _drawn(panel) -> None:
+    """Deliver what a change left for the event loop (the chart's settle, its paint)."""
+    QCoreApplication.processEvents()
+    panel.chart.settle()
+
+
+def _plot_items(panel) -> list:
+    """Every item in the chart's view (lines, points, markers, labels, the legend and its
+    entries), shown or hidden."""
+    vb = panel.chart.getPlotItem().getViewBox()
+    out, todo = [], list(vb.childGroup.childItems()) + list(vb.childItems())
+    while todo:
+        item = todo.pop()
+        out.append(item)
+        todo.extend(item.childItems())
+    return out
+
+
+def _some_kernels(n: int = 300) -> tuple[Kernel, ...]:
+    """Kernels on both sides of the ridge, a third of them with a time; some of those times
+    are faster than the roof (flagged), some well under it."""
+    rng = np.random.default_rng(7)
+    flops = 10 ** rng.uniform(8, 13, n)
+    intensity = 10 ** rng.uniform(-1, 3.5, n)
+    out = []
+    for i in range(n):
+        time_s = None if i % 3 else float(flops[i] / 10 ** rng.uniform(12, 15.5))
+        out.append(Kernel(f"k{i}", float(flops[i]), float(flops[i] / intensity[i]), time_s))
+    return tuple(out)
+
+
+# -- the same items --------------------------------------------------------------------------------
+def test_a_value_change_redraws_into_the_same_plot_items(qtbot, catalog):
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm", "b200"), kernels=tuple(seed_examples()),
+                   show_precision_ceilings=True, show_l2=True)
+    _drawn(panel)
+    items = _plot_items(panel)
+    lines = {id(s.item) for s in panel.chart.series()}
+    assert len(lines) >= 6 and panel.chart.legend_visible()
+    assert sum(isinstance(i, pg.TextItem) and i.isVisible() for i in items) >= 8  # names on roofs and points
+    labels = set(panel.roof_label_texts())
+    for change in ({"show_precision_ceilings": False}, {"show_precision_ceilings": True}, {"show_l2": False},
+                   {"show_l2": True}, {"sparse": True}, {"sparse": False}, {"hardware": ("h100-sxm",)},
+                   {"hardware": ("h100-sxm", "b200")}):
+        panel.edit(**change, _merge=False)
+        _drawn(panel)
+        now = _plot_items(panel)
+        assert {id(i) for i in now} <= {id(i) for i in items}, f"{change}: new plot items"
+    # back where it started: the same lines (not new ones), the same labels, in the same order
+    assert {id(s.item) for s in panel.chart.series()} == lines
+    assert set(panel.roof_label_texts()) == labels
+    group = panel.chart.getPlotItem().getViewBox().childGroup.childItems()
+    stacking = [group.index(s.item) for s in panel.chart.series()]
+    assert stacking == sorted(stacking)  # the lines stack in the order they are drawn
+
+
+def test_lines_switched_off_wait_hidden_out_of_the_plot(qtbot, catalog):
+    panel = _panel(qtbot, catalog, show_precision_ceilings=True)
+    _drawn(panel)
+    every = [s.item for s in panel.chart.series()]
+    assert len(every) > 4  # the roofs, the ridge line and three precision ceilings
+    panel.edit(show_precision_ceilings=False)
+    _drawn(panel)
+    plot = panel.chart.getPlotItem()
+    drawn = [s.item for s in panel.chart.series()]
+    left = [item for item in every if item not in drawn]
+    assert len(drawn) == len(every) - 3 and all(item in every for item in drawn)
+    for item in left:  # hidden, out of the plot's lists (the legend, bounds, exports skip it), kept
+        assert not item.isVisible() and item not in plot.dataItems and item.scene() is not None
+    panel.edit(show_precision_ceilings=True)
+    _drawn(panel)
+    assert {id(s.item) for s in panel.chart.series()} == {id(item) for item in every}
+    assert all(item.isVisible() and item in plot.dataItems for item in every)
+
+
+# -- the kernel flags ------------------------------------------------------------------------------
+def test_the_kernel_flags_are_not_worked_out_again_for_a_display_option(qtbot, catalog):
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels())
+    model = panel.kernel_model
+    flagged = model.flagged_rows()
+    assert flagged  # the fixture has kernels above their roof
+    count = panel.flag_updates
+    for change in ({"show_precision_ceilings": True}, {"show_l2": True}, {"hardware": ("h100-sxm", "b200")},
+                   {"show_precision_ceilings": False}, {"show_l2": False}):
+        panel.edit(**change, _merge=False)
+        assert panel.flag_updates == count, change
+    panel.kernel_table.selectRow(3)  # a selection only shows them
+    panel.kernel_table.clearSelection()
+    assert panel.flag_updates == count
+    assert model.flagged_rows() == flagged
+    # a new roof: the flags follow it (once)
+    panel.edit(sparse=True)
+    assert panel.flag_updates == count + 1
+    assert model.flagged_rows() != flagged
+    # an edit of the counts under a measured time: the stale flag, worked out for the new kernels
+    row = next(i for i, k in enumerate(panel.kernels()) if k.time_s is not None)
+    old = panel.kernels()[row]
+    model.kernelEdited.emit(row, Kernel(old.name, old.flops * 2, old.bytes, old.time_s))
+    assert panel.flag_updates == count + 2 and model.time_stale(row)
+    panel.edit(show_l2=True)
+    assert panel.flag_updates == count + 2 and model.time_stale(row)
+
+
+def test_the_flags_shown_are_workbenchs(qtbot, catalog):
+    kernels = _some_kernels()
+    panel = _panel(qtbot, catalog, hardware=("h100-pcie",), kernels=kernels)
+    model = panel.kernel_model
+    hw = catalog.get("h100-pcie")
+    caches = [(m.name, m.bandwidth) for m in hw.cache_levels]
+    assert caches  # the warnings say when a point sits under the L2 roof
+    for sparse in (False, True):
+        panel.edit(sparse=sparse, _merge=False)
+        roof = rl.ceilings(hw, "bf16", sparse)[0]
+        placed = rl.place_many(kernels, roof.peak_flops, roof.mem_bw)
+        texts = placed.roof_warnings(roof.peak_flops, caches)
+        above = [i for i, t in enumerate(texts) if t]
+        assert above and model.flagged_rows() == above
+        # one kernel's text as its tip reads it (worked out for that kernel alone), all of them
+        # at once as an export reads them: workbench's, word for word
+        for row in above[:5]:
+            tip = model.index(row, model.FRACTION).data(Qt.ItemDataRole.ToolTipRole)
+            assert f"{WARNING_MARK} {texts[row]}" in tip.splitlines()
+            assert model.warning(row) == texts[row]
+        assert model.warning_texts() == texts
+        assert panel.kernel_warnings() == {kernels[i].name: [texts[i]] for i in above}
+        rows = {q: v for q, v, _u in panel.results.rows()}
+        assert rows[f"{WARNING_MARK} Above the roof"] == f"{len(above):,}"
+        assert rows["Kernels"] == f"{len(kernels):,}"
+        n_compute = int(np.count_nonzero(placed.compute_bound))
+        assert rows["  memory / compute-bound"] == f"{len(kernels) - n_compute:,} / {n_compute:,}"
+        checks = dict(zip(*(panel.csv_columns()[i][1] for i in (1, 12)), strict=True))
+        assert all(checks[kernels[i].name] == texts[i] for i in above)
+        assert all(checks[k.name] == "" for i, k in enumerate(kernels) if i not in above)
