@@ -226,6 +226,7 @@ class CollectivePanel(PanelBase):
         self._key: tuple | None = None
         self._times: list[StepTime] = []
         self._times_key: tuple | None = None
+        self._final: tuple[tuple, list[ResultRow]] | None = None
         super().__init__(
             scenario if scenario is not None else CollectiveScenario(),
             parent,
@@ -414,7 +415,9 @@ class CollectivePanel(PanelBase):
         """Where the scenario's link comes from: "plan" (the run plan's ring, followed),
         "default" (the All-reduce calculator's defaults, with no plan to follow) or "own"
         (typed, or kept from a scenario opened or restored with Local override)."""
-        plan = self.plan_link()
+        return self._link_source(self.plan_link())
+
+    def _link_source(self, plan: tuple[float, float, str] | None) -> str:
         if plan is not None:
             return "plan" if self._has_link(plan) and not self._override_context else "own"
         default = CollectiveScenario()
@@ -429,10 +432,10 @@ class CollectivePanel(PanelBase):
                 and math.isclose(sc.alpha, link[1], rel_tol=1e-9, abs_tol=1e-15))
 
     def _show_link_note(self) -> None:
-        if not hasattr(self, "link_note") or self._scenario is None:
+        if self._scenario is None:
             return
-        source = self.link_source()
         plan = self.plan_link()
+        source = self._link_source(plan)
         if source == "plan":
             where = f", on {plan[2]}" if plan[2] else ""
             text = f"From the run plan: the ring of its data-parallel collectives{where}."
@@ -446,7 +449,8 @@ class CollectivePanel(PanelBase):
             if plan is not None:
                 text += (f" The run plan's ring: {units.format_quantity(plan[0], 'B/s')}, "
                          f"α {units.format_quantity(plan[1], 's')}.")
-        self.link_note.setText(text)
+        if self.link_note.text() != text:  # a word-wrapped label relays the form out
+            self.link_note.setText(text)
 
     def _update_plan_banner(self) -> None:
         super()._update_plan_banner()
@@ -564,28 +568,34 @@ class CollectivePanel(PanelBase):
     # -- drawing ------------------------------------------------------------------------------
     def refresh(self) -> None:
         sc = self._scenario
-        if sc is None or not hasattr(self, "view"):
+        if sc is None:
             return
         c = self.collective()
         key = (c, sc.n_ranks, sc.schedule, sc.root, sc.message_bytes)
         if key != self._key:
+            shape = (c, sc.n_ranks)
+            if self._key is None or self._key[:2] != shape:
+                # the root's field and the step range change with the collective and ranks,
+                # not with the message size: a size edit leaves them (and their layout) alone
+                self.root_field.setEnabled(c.has_root)
+                self.root_field.set_bounds(0, sc.n_ranks - 1, integer=True)
+                self.root_field.setToolTip(
+                    "The rank that sends (broadcast, scatter) or receives (reduce)"
+                    if c.has_root
+                    else f"{c.label} has no root rank"
+                )
             self._key = key
             self._frames = collectives.frames(
                 c, sc.n_ranks, sc.schedule, sc.root, self._chunk_bytes()
             )
-            self.root_field.setEnabled(c.has_root)
-            self.root_field.set_bounds(0, sc.n_ranks - 1, integer=True)
-            self.root_field.setToolTip(
-                "The rank that sends (broadcast, scatter) or receives (reduce)"
-                if c.has_root
-                else f"{c.label} has no root rank"
-            )
             last = self.last_step()
             for w in (self.step_slider, self.step_spin):
-                w.blockSignals(True)
-                w.setRange(0, last)
-                w.blockSignals(False)
-            self.step_total.setText(f"of {last}")
+                if w.maximum() != last:
+                    w.blockSignals(True)
+                    w.setRange(0, last)
+                    w.blockSignals(False)
+            if self.step_total.text() != f"of {last}":
+                self.step_total.setText(f"of {last}")
         times_key = (key, sc.link_bw, sc.alpha)
         if times_key != self._times_key:
             self._times_key = times_key
@@ -696,7 +706,12 @@ class CollectivePanel(PanelBase):
                 "Bus bandwidth = algorithm bandwidth × this factor (nccl-tests' busbw)",
             )
         )
-        rows += final_state_rows(c, self._frames[-1].buffers, sc.root if c.has_root else None)
+        root = sc.root if c.has_root else None
+        final_key = (c, n, sc.schedule, root)
+        if self._final is None or self._final[0] != final_key:
+            # what every rank holds at the end does not depend on the size or the link
+            self._final = (final_key, final_state_rows(c, self._frames[-1].buffers, root))
+        rows += self._final[1]
         self.results.set_rows(rows)
 
     def _time_rows(self) -> list[ResultRow]:

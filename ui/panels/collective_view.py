@@ -32,10 +32,12 @@ given.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -52,6 +54,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QGraphicsItem,
     QGraphicsPathItem,
+    QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsSimpleTextItem,
     QGraphicsView,
@@ -90,7 +93,9 @@ def _text_on(fill: QColor) -> QColor:
     return QColor("#000000") if luminance > 0.45 else QColor("#FFFFFF")
 
 
+@functools.lru_cache(maxsize=256)
 def _font(px: float, bold: bool = False) -> QFont:
+    """A font of ``px`` pixels (shared: callers set it, never change it)."""
     font = QFont()
     font.setPixelSize(max(6, round(px)))
     font.setBold(bold)
@@ -144,14 +149,25 @@ class Link:
 
 
 class GridItem(QGraphicsItem):
-    """All cells of all ranks in one item (4096 cells at 64 ranks stay cheap to paint)."""
+    """All cells of all ranks in one item (4096 cells at 64 ranks stay cheap to paint).
+
+    The cells are painted in batches, one ``drawRects`` per colour (empty slots, each chunk's
+    complete and partial fill, the partial-sum bars), not one call per cell: a 64-rank step
+    was ~12,000 painter calls, and most of the step's time."""
 
     def __init__(self, view: CollectiveView, rect: QRectF):
         super().__init__()
         self._view = view
-        self._rect = rect
+        self._rect = QRectF(rect)
         self.setData(ROLE, "cells")
         self.setAcceptHoverEvents(True)
+
+    def set_rect(self, rect: QRectF) -> None:
+        """The grid's new extent; its cells are painted again (a new frame or layout)."""
+        if rect != self._rect:
+            self.prepareGeometryChange()
+            self._rect = QRectF(rect)
+        self.update()
 
     def cell_at(self, pos: QPointF) -> tuple[int, int] | None:
         """(rank, slot) of the cell under ``pos`` (item coordinates), or None."""
@@ -187,90 +203,93 @@ class GridItem(QGraphicsItem):
         if frame is None or geo is None:
             return
         n = v._n
+        rects = v._cell_rects(geo)
+        batches = v._batches
+        batches.group(rects, n, v._reduces, geo.cell_mode, geo)
         bg = QColor(theme.background)
         muted = QColor(theme.muted)
         ink = QColor(theme.ink)
-        hatch = QBrush(_blend(muted, bg, 0.55), Qt.BrushStyle.BDiagPattern)
-        empty_fill = _blend(muted, bg, 0.08)
+        no_pen = Qt.PenStyle.NoPen
+        painter.setPen(no_pen)
+        empty = list(batches.empty.values())
+        if empty:
+            painter.setBrush(_blend(muted, bg, 0.08))
+            painter.drawRects(empty)
+            painter.setBrush(QBrush(_blend(muted, bg, 0.55), Qt.BrushStyle.BDiagPattern))
+            painter.drawRects(empty)
+            if geo.cell_outline:
+                outline = QPen(_blend(muted, bg, 0.5), max(1.0, geo.scale))
+                outline.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
+                painter.setPen(outline)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRects(empty)
+                painter.setPen(no_pen)
+        colors: dict[int, QColor] = {}
+
+        def color_of(chunk: int) -> QColor:
+            if chunk not in colors:
+                colors[chunk] = th.series_color(chunk, theme)
+            return colors[chunk]
+
+        fill_colors: dict[tuple[int, bool], QColor] = {}
+        for key, batch in batches.fills.items():
+            if batch:
+                chunk, complete = key
+                fill = fill_colors[key] = color_of(chunk) if complete else _blend(color_of(chunk), bg, 0.28)
+                painter.setBrush(fill)
+                painter.drawRects(list(batch.values()))
+        for chunk, batch in batches.bars.items():
+            if batch:
+                painter.setBrush(color_of(chunk))
+                painter.drawRects(list(batch.values()))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if geo.cell_mode != "none" and batches.texts:
+            mode = geo.cell_mode
+            font = _font(geo.cell_font_px, bold=True)
+            small = _font(geo.cell_font_px * (0.85 if mode == "full" else 1.0), bold=mode == "tiny")
+            for key, batch in batches.texts.items():
+                if batch:
+                    painter.setPen(_text_on(fill_colors[key]))
+                    self._cell_texts(painter, list(batch.values()), font, small, 0.0 if key[1] else geo.bar_h)
+            painter.setPen(no_pen)
         received = v._received
-        cw, ch = geo.cell_w, geo.cell_h
-        bar_h = geo.bar_h
-        mode = geo.cell_mode
-        font = _font(geo.cell_font_px, bold=True)
-        small = _font(geo.cell_font_px * (0.85 if mode == "full" else 1.0), bold=mode == "tiny")
-        painter.setPen(Qt.PenStyle.NoPen)
-        outline = QPen(_blend(muted, bg, 0.5), max(1.0, geo.scale))
-        outline.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
-        for r in range(n):
-            x = geo.col_x[r]
-            row = frame.buffers[r]
-            for j in range(n):
-                y = geo.row_y[j]
-                rect = QRectF(x, y, cw, ch)
-                content = row[j]
-                if content is None:
-                    painter.fillRect(rect, empty_fill)
-                    painter.fillRect(rect, hatch)
-                    if geo.cell_outline:
-                        painter.setPen(outline)
-                        painter.setBrush(Qt.BrushStyle.NoBrush)
-                        painter.drawRect(rect)
-                        painter.setPen(Qt.PenStyle.NoPen)
-                    continue
-                chunk = min(ci for _, ci in content)
-                color = th.series_color(chunk, theme)
-                k = len(content)
-                complete = not v._reduces or k >= n
-                fill = color if complete else _blend(color, bg, 0.28)
-                painter.fillRect(rect, fill)
-                if not complete:
-                    painter.fillRect(QRectF(x, y + ch - bar_h, cw * k / n, bar_h), color)
-                if mode != "none":
-                    painter.setPen(_text_on(fill))
-                    self._cell_text(
-                        painter,
-                        rect,
-                        cell_texts(content, j, n, v._reduces, mode),
-                        font,
-                        small,
-                        bar_h if not complete else 0.0,
-                    )
-                    painter.setPen(Qt.PenStyle.NoPen)
         if received and len(received) <= 2 * n:  # outlines on every cell would say nothing
             pen = QPen(ink, geo.received_pen)
             pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             half = geo.received_pen / 2
-            for r, j in received:
-                painter.drawRect(
-                    QRectF(geo.col_x[r], geo.row_y[j], cw, ch).adjusted(half, half, -half, -half)
-                )
+            painter.drawRects([rects[r][j].adjusted(half, half, -half, -half) for r, j in received])
 
-    def _cell_text(
-        self,
+    @staticmethod
+    def _cell_texts(
         painter: QPainter,
-        rect: QRectF,
-        lines: tuple[str, ...],
+        batch: list[tuple[QRectF, tuple[str, ...]]],
         font: QFont,
         small: QFont,
         bar_h: float,
     ) -> None:
-        flags = Qt.AlignmentFlag.AlignCenter
-        text_rect = rect.adjusted(2, 1, -2, -max(1.0, bar_h))
-        if len(lines) >= 2:
-            top, bottom = QRectF(text_rect), QRectF(text_rect)
-            top.setBottom(text_rect.center().y() + 1)
-            bottom.setTop(text_rect.center().y() - 1)
+        """The labels of cells of one fill: first lines in ``font``, then second lines (or
+        single ones) in ``small``, so the font changes twice, not twice per cell."""
+        center = int(Qt.AlignmentFlag.AlignCenter)
+        over = int(Qt.AlignmentFlag.AlignCenter | Qt.AlignmentFlag.AlignBottom)
+        under = int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        foot = -max(1.0, bar_h)
+        two = [(rect.adjusted(2, 1, -2, foot), lines) for rect, lines in batch if len(lines) >= 2]
+        if two:
             painter.setFont(font)
-            painter.drawText(top, int(flags | Qt.AlignmentFlag.AlignBottom), lines[0])
-            painter.setFont(small)
-            painter.drawText(
-                bottom, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), lines[1]
-            )
-        elif lines:
-            painter.setFont(small)
-            painter.drawText(text_rect, int(flags), lines[0])
+            for text_rect, lines in two:
+                top = QRectF(text_rect)
+                top.setBottom(text_rect.center().y() + 1)
+                painter.drawText(top, over, lines[0])
+        painter.setFont(small)
+        for text_rect, lines in two:
+            bottom = QRectF(text_rect)
+            bottom.setTop(text_rect.center().y() - 1)
+            painter.drawText(bottom, under, lines[1])
+        for rect, lines in batch:
+            if len(lines) == 1:
+                painter.drawText(rect.adjusted(2, 1, -2, foot), center, lines[0])
 
 
 class TimeStripItem(QGraphicsItem):
@@ -279,11 +298,23 @@ class TimeStripItem(QGraphicsItem):
 
     def __init__(self, rect: QRectF, seconds: Sequence[float], current: int, theme: th.Theme):
         super().__init__()
-        self._rect = rect
+        self._rect = QRectF(rect)
         self._seconds = list(seconds)
         self._current = current
         self._theme = theme
         self.setData(ROLE, "timeline")
+
+    def set_steps(self, rect: QRectF, seconds: Sequence[float], current: int, theme: th.Theme) -> None:
+        """Show other steps, or the same ones with another highlighted (painted again only
+        when something changed)."""
+        seconds = list(seconds)
+        if rect != self._rect:
+            self.prepareGeometryChange()
+            self._rect = QRectF(rect)
+        elif (seconds, current, theme) == (self._seconds, self._current, self._theme):
+            return
+        self._seconds, self._current, self._theme = seconds, current, theme
+        self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
         return self._rect.adjusted(-2, -2, 2, 2)
@@ -333,65 +364,203 @@ class ArrowItem(QGraphicsPathItem):
         chunks: int = 1,
         tip: str = "",
     ):
-        super().__init__(path)
-        self.reduce = reduce
-        self.src, self.dst, self.chunks = src, dst, chunks
-        self._color, self._background = QColor(color), QColor(background)
-        self._width = width
-        self._head = max(5.0, width * 3.2)
-        self._badge = badge if reduce else 0.0
-        pen = QPen(self._color, width)
-        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
-        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        self.setPen(pen)
+        super().__init__()
         self.setBrush(Qt.BrushStyle.NoBrush)
         self.setData(ROLE, "arrow")
         self.setZValue(2)
-        if tip:
-            self.setToolTip(tip)
+        self._look: tuple = ()
+        self._bounds = QRectF()
+        self.restyle(path, reduce=reduce, color=color, background=background, width=width, badge=badge,
+                     src=src, dst=dst, chunks=chunks, tip=tip)
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
-        extra = max(self._head, self._badge) + self._width
-        return self.path().boundingRect().adjusted(-extra, -extra, extra, extra)
-
-    def shape(self) -> QPainterPath:
-        path = QPainterPath()
-        path.addRect(self.boundingRect())
-        return path
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002
-        path = self.path()
+    def restyle(
+        self,
+        path: QPainterPath,
+        *,
+        reduce: bool,
+        color: QColor,
+        background: QColor,
+        width: float,
+        badge: float,
+        src: int,
+        dst: int,
+        chunks: int = 1,
+        tip: str = "",
+    ) -> None:
+        """Another transfer on the same item (a redraw moves the arrows it has). What the
+        paint needs (the shortened shaft, the head, the badge) is worked out here, once per
+        change, not on every paint."""
+        self.reduce = reduce
+        self.src, self.dst, self.chunks = src, dst, chunks
+        head = max(5.0, width * 3.2)
+        badge = badge if reduce else 0.0
+        look = (width, head, badge, QColor(color).rgba(), QColor(background).rgba())
+        moved = path != self.path()
+        if look == self._look and not moved:
+            if self.toolTip() != tip:
+                self.setToolTip(tip)
+            return
+        self.prepareGeometryChange()
+        self._look = look
+        self._width, self._head, self._badge = width, head, badge
+        self._color, self._background = QColor(color), QColor(background)
+        pen = QPen(self._color, width)
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        self._shaft_pen = pen
+        self._badge_pens = (QPen(self._color, max(1.0, width * 0.8)), QPen(self._color, max(1.2, badge * 0.28)))
         end = path.pointAtPercent(1.0)
         angle = math.radians(path.angleAtPercent(0.999))
         # shaft stops where the head begins, so a thick line does not poke through the tip
         dx, dy = math.cos(angle), -math.sin(angle)
-        painter.setPen(self.pen())
-        painter.setBrush(Qt.BrushStyle.NoBrush)
         shaft = QPainterPath(path)
         if shaft.elementCount() >= 2:
             last = shaft.elementCount() - 1
             e = shaft.elementAt(last)
-            shaft.setElementPositionAt(
-                last, e.x - dx * self._head * 0.8, e.y - dy * self._head * 0.8
-            )
-        painter.drawPath(shaft)
-        h, w = self._head, self._head * 0.55
-        tip = QPointF(end)
+            shaft.setElementPositionAt(last, e.x - dx * head * 0.8, e.y - dy * head * 0.8)
+        self._shaft = shaft
+        h, w = head, head * 0.55
         base = QPointF(end.x() - dx * h, end.y() - dy * h)
         normal = QPointF(-dy * w, dx * w)
+        self._tip = QPolygonF([QPointF(end), base + normal, base - normal])
+        self._mid = path.pointAtPercent(0.5)
+        extra = max(head, badge) + width
+        self._bounds = path.boundingRect().adjusted(-extra, -extra, extra, extra)
+        if pen != self.pen():
+            self.setPen(pen)
+        if moved:
+            self.setPath(path)
+        else:
+            self.update()  # the head and the badge are painted in these colours, not the pen's
+        if self.toolTip() != tip:
+            self.setToolTip(tip)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addRect(self._bounds)
+        return path
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002
+        painter.setPen(self._shaft_pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self._shaft)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(self._color)
-        painter.drawPolygon(QPolygonF([tip, base + normal, base - normal]))
+        painter.drawPolygon(self._tip)
         if self._badge > 0:
-            mid = path.pointAtPercent(0.5)
-            r = self._badge
-            painter.setPen(QPen(self._color, max(1.0, self._width * 0.8)))
+            mid, r = self._mid, self._badge
+            painter.setPen(self._badge_pens[0])
             painter.setBrush(self._background)
             painter.drawEllipse(mid, r, r)
             arm = r * 0.55
-            painter.setPen(QPen(self._color, max(1.2, r * 0.28)))
+            painter.setPen(self._badge_pens[1])
             painter.drawLine(QPointF(mid.x() - arm, mid.y()), QPointF(mid.x() + arm, mid.y()))
             painter.drawLine(QPointF(mid.x(), mid.y() - arm), QPointF(mid.x(), mid.y() + arm))
+
+
+class _CellBatches:
+    """The grid's cells grouped the way they are painted (one ``drawRects`` per colour),
+    kept from one frame to the next: a ring step changes 2n of the n² cells, so a step reads
+    and regroups only the cells whose content changed (compared by identity first: a frame
+    shares the unchanged contents of the one before)."""
+
+    def __init__(self) -> None:
+        self.buffers: Sequence | None = None  # the buffers read last
+        #: (chunk, contributions) of each cell, None for an empty slot
+        self.cells: list[list[tuple[int, int] | None]] = []
+        #: filled slots j not holding chunk j (all-to-all): the legend says colours repeat
+        self.misaligned = 0
+        self._memo: dict[frozenset, tuple[int, int]] = {}
+        self._dirty: set[tuple[int, int]] | None = None  # changed since grouped (None: all)
+        self._key: tuple | None = None  # (rects, n, reduces, mode) of the grouping
+        self.empty: dict[tuple[int, int], QRectF] = {}
+        self.fills: dict[tuple[int, bool], dict[tuple[int, int], QRectF]] = {}  # (chunk, complete)
+        self.bars: dict[int, dict[tuple[int, int], QRectF]] = {}  # chunk -> partial-sum bars
+        self.texts: dict[tuple[int, bool], dict[tuple[int, int], tuple[QRectF, tuple[str, ...]]]] = {}
+        self._placed: dict[tuple[int, int], tuple[tuple[int, bool] | None, int | None]] = {}
+
+    def _info(self, content) -> tuple[int, int] | None:
+        if content is None:
+            return None
+        known = self._memo.get(content)
+        if known is None:
+            if len(self._memo) > 50_000:
+                self._memo.clear()
+            known = self._memo[content] = (min(map(itemgetter(1), content)), len(content))
+        return known
+
+    def read(self, buffers: Sequence, n: int) -> None:
+        """Take a frame's buffers, noting which cells differ from the last ones read."""
+        old = self.buffers
+        self.buffers = buffers
+        if old is None or len(old) != n or len(self.cells) != n:
+            self.cells = [[self._info(c) for c in row] for row in buffers]
+            self.misaligned = sum(1 for row in self.cells for j, c in enumerate(row) if c is not None and c[0] != j)
+            self._dirty = None
+            return
+        dirty = self._dirty
+        for r, (before_row, row) in enumerate(zip(old, buffers, strict=True)):
+            if before_row is row:
+                continue
+            cells = self.cells[r]
+            for j, (a, b) in enumerate(zip(before_row, row, strict=True)):
+                if a is b or a == b:
+                    continue
+                was = cells[j]
+                now = cells[j] = self._info(b)
+                self.misaligned += (now is not None and now[0] != j) - (was is not None and was[0] != j)
+                if dirty is not None:
+                    dirty.add((r, j))
+
+    def group(self, rects: list[list[QRectF]], n: int, reduces: bool, mode: str, geo: _Geometry) -> None:
+        """Bring the batches up to date for cells at ``rects`` (regrouped whole for a new
+        layout, collective or label mode)."""
+        key = (rects, n, reduces, mode)
+        same = self._key is not None and self._key[0] is rects and self._key[1:] == key[1:]
+        if self._dirty is None or not same:
+            self._key = key
+            self.empty, self.fills, self.bars, self.texts, self._placed = {}, {}, {}, {}, {}
+            cells = [(r, j) for r in range(n) for j in range(n)]
+        else:
+            cells = self._dirty
+            for cell in cells:
+                self._unplace(cell)
+        for r, j in cells:
+            self._place(r, j, rects[r][j], n, reduces, mode, geo)
+        self._dirty = set()
+
+    def _place(self, r: int, j: int, rect: QRectF, n: int, reduces: bool, mode: str, geo: _Geometry) -> None:
+        info = self.cells[r][j]
+        if info is None:
+            self.empty[(r, j)] = rect
+            self._placed[(r, j)] = (None, None)
+            return
+        chunk, k = info
+        complete = not reduces or k >= n
+        fill = (chunk, complete)
+        self.fills.setdefault(fill, {})[(r, j)] = rect
+        bar = None
+        if not complete:
+            bar = chunk
+            self.bars.setdefault(chunk, {})[(r, j)] = QRectF(
+                rect.x(), rect.y() + geo.cell_h - geo.bar_h, geo.cell_w * k / n, geo.bar_h)
+        if mode != "none":
+            lines = cell_texts(self.buffers[r][j], j, n, reduces, mode)
+            self.texts.setdefault(fill, {})[(r, j)] = (rect, lines)
+        self._placed[(r, j)] = (fill, bar)
+
+    def _unplace(self, cell: tuple[int, int]) -> None:
+        fill, bar = self._placed.pop(cell)
+        if fill is None:
+            del self.empty[cell]
+            return
+        del self.fills[fill][cell]
+        self.texts.get(fill, {}).pop(cell, None)
+        if bar is not None:
+            del self.bars[bar][cell]
 
 
 @dataclass
@@ -455,8 +624,15 @@ class CollectiveView(QGraphicsView):
         self._geo: _Geometry | None = None
         self._comparison = ""
         self._times: list[StepTime] = []
-        self._aligned = True
         self._legend_texts: list[str] = []
+        self._batches = _CellBatches()
+        #: the cells' rectangles for the last geometry
+        self._rects_of: tuple[tuple, list[list[QRectF]]] | None = None
+        #: the scene's items by kind, in drawing order: a redraw takes them back (new text,
+        #: place, path) instead of making them again; the ones it does not take leave the scene
+        self._items: dict[str, list[QGraphicsItem]] = {}
+        self._free: dict[str, list[QGraphicsItem]] = {}
+        self._order = 0
         th.register(self)
 
     # -- what to show ----------------------------------------------------------------------
@@ -486,13 +662,7 @@ class CollectiveView(QGraphicsView):
         self._reduces = collective.reduces
         transfers: tuple[Transfer, ...] = frame.transfers
         self._received = sorted({(t.dst, t.target_chunk) for t in transfers})
-        # every slot j holding chunk j (all but all-to-all): the slot label names the chunk
-        # (a cell's contributions all share one chunk index, so one of them tells)
-        self._aligned = all(
-            content is None or next(iter(content))[1] == j
-            for row in frame.buffers
-            for j, content in enumerate(row)
-        )
+        self._batches.read(frame.buffers, n)
         self._neighbour = all(
             t.dst == (t.src + 1) % n and t.target_chunk == t.chunk for t in transfers
         )
@@ -507,6 +677,14 @@ class CollectiveView(QGraphicsView):
     def frame(self) -> Frame | None:
         """The frame on screen."""
         return self._frame
+
+    def _cell_rects(self, geo: _Geometry) -> list[list[QRectF]]:
+        """``rects[rank][slot]``: every cell's rectangle, made once per layout."""
+        key = (tuple(geo.col_x), tuple(geo.row_y), geo.cell_w, geo.cell_h)
+        if self._rects_of is None or self._rects_of[0] != key:
+            cw, ch = geo.cell_w, geo.cell_h
+            self._rects_of = (key, [[QRectF(x, y, cw, ch) for y in geo.row_y] for x in geo.col_x])
+        return self._rects_of[1]
 
     def displayed_buffers(self):
         """The buffers the cells show (``buffers[rank][slot]``)."""
@@ -616,6 +794,21 @@ class CollectiveView(QGraphicsView):
         event.ignore()  # nothing to scroll: the drawing always fits
 
     # -- drawing ----------------------------------------------------------------------------
+    def _take(self, kind: str, make) -> QGraphicsItem:
+        """An item of ``kind`` for this drawing: the next one the last drawing had (to be
+        given new values), else a new one from ``make()``. Stacked in drawing order, as a
+        freshly built scene would be (arrows above the rest)."""
+        free = self._free.get(kind)
+        if free:
+            item = free.pop()
+        else:
+            item = make()
+            self._scene.addItem(item)
+        self._items.setdefault(kind, []).append(item)
+        self._order += 1
+        item.setZValue((2.0 if isinstance(item, ArrowItem) else 0.0) + self._order * 1e-4)
+        return item
+
     def _text(
         self,
         text: str,
@@ -626,29 +819,66 @@ class CollectiveView(QGraphicsView):
         role: str,
         align: str = "left",
     ) -> QGraphicsSimpleTextItem:
-        item = QGraphicsSimpleTextItem(text)
-        item.setFont(font)
-        item.setBrush(color)
-        item.setData(ROLE, role)
+        item = self._take(f"text:{role}", QGraphicsSimpleTextItem)
+        if item.text() != text:
+            item.setText(text)
+        if item.font() != font:
+            item.setFont(font)
+        if item.brush().color() != color:
+            item.setBrush(color)
+        if item.data(ROLE) != role:
+            item.setData(ROLE, role)
         width = item.boundingRect().width()
         if align == "center":
             x -= width / 2
         elif align == "right":
             x -= width
         item.setPos(x, y)
-        self._scene.addItem(item)
+        return item
+
+    def _rect(self, kind: str, rect: QRectF, pen: QPen, brush: QBrush, role: str | None = None) -> QGraphicsRectItem:
+        item = self._take(kind, QGraphicsRectItem)
+        if item.rect() != rect:
+            item.setRect(rect)
+        if item.pen() != pen:
+            item.setPen(pen)
+        if item.brush() != brush:
+            item.setBrush(brush)
+        if role is not None and item.data(ROLE) != role:
+            item.setData(ROLE, role)
+        return item
+
+    def _arrow(self, kind: str, path: QPainterPath, **style) -> ArrowItem:
+        item = self._take(kind, lambda: ArrowItem(path, **style))
+        item.restyle(path, **style)
         return item
 
     def _rebuild(self) -> None:
+        """Draw the frame on screen: the last drawing's items take their new places and
+        texts (a step moves the arrows, renames the title, repaints the cells); the ones left
+        over leave the scene."""
+        self._free = {kind: items[::-1] for kind, items in self._items.items()}
+        self._items = {}
+        self._order = 0
+        try:
+            self._draw()
+        finally:
+            for items in self._free.values():
+                for item in items:
+                    self._scene.removeItem(item)
+            self._free = {}
+
+    def _draw(self) -> None:
         scene = self._scene
-        scene.clear()
         self._geo = None
         self._legend_texts = []
         theme = self._theme
         bg = QColor(theme.background)
-        scene.setBackgroundBrush(bg)
+        if scene.backgroundBrush() != QBrush(bg):
+            scene.setBackgroundBrush(bg)  # repaints the whole view: only on a new theme
         vw, vh = max(self.viewport().width(), 320), max(self.viewport().height(), 240)
-        scene.setSceneRect(0, 0, vw, vh)
+        if scene.sceneRect() != QRectF(0, 0, vw, vh):
+            scene.setSceneRect(0, 0, vw, vh)
         frame = self._frame
         if frame is None:
             return
@@ -714,8 +944,7 @@ class CollectiveView(QGraphicsView):
             )
             root_pen = QPen(th.semantic_color("operating_point", theme), max(1.5, 2 * s))
             root_pen.setStyle(Qt.PenStyle.DashLine)
-            item = scene.addRect(rect, root_pen, QBrush(Qt.BrushStyle.NoBrush))
-            item.setData(ROLE, "root")
+            self._rect("root", rect, root_pen, QBrush(Qt.BrushStyle.NoBrush), "root")
 
         # rank labels (thinned when they would collide)
         col_pitch = cell_w + gap
@@ -765,8 +994,8 @@ class CollectiveView(QGraphicsView):
                 "right",
             )
 
-        grid = GridItem(self, QRectF(x0, grid_top, grid_w, grid_h))
-        scene.addItem(grid)
+        grid_rect = QRectF(x0, grid_top, grid_w, grid_h)
+        self._take("grid", lambda: GridItem(self, grid_rect)).set_rect(grid_rect)
 
         # -- arrows ---------------------------------------------------------------------------
         neighbour = self._neighbour
@@ -794,18 +1023,17 @@ class CollectiveView(QGraphicsView):
                     path.lineTo(in_x, yy)
                     path.lineTo(col_x[t.dst] - 2, yy)
                 kind = "adds chunk" if t.reduce else "copies chunk"
-                scene.addItem(
-                    ArrowItem(
-                        path,
-                        reduce=t.reduce,
-                        color=arrow_color,
-                        background=QColor(theme.background),
-                        width=width,
-                        badge=badge,
-                        src=t.src,
-                        dst=t.dst,
-                        tip=f"rank {t.src} → rank {t.dst}: {kind} {t.chunk}",
-                    )
+                self._arrow(
+                    "arrow",
+                    path,
+                    reduce=t.reduce,
+                    color=arrow_color,
+                    background=bg,
+                    width=width,
+                    badge=badge,
+                    src=t.src,
+                    dst=t.dst,
+                    tip=f"rank {t.src} → rank {t.dst}: {kind} {t.chunk}",
                 )
         elif lay.draw_arcs:
             alpha = 235 if len(self._links) <= 24 else 150
@@ -833,19 +1061,18 @@ class CollectiveView(QGraphicsView):
                 path = QPainterPath(QPointF(xs, y_end))
                 path.cubicTo(QPointF(xs, ctrl), QPointF(xd, ctrl), QPointF(xd, y_end))
                 kind = "adds" if link.reduce else "copies"
-                scene.addItem(
-                    ArrowItem(
-                        path,
-                        reduce=link.reduce,
-                        color=arrow_color,
-                        background=QColor(theme.background),
-                        width=width * 0.85,
-                        badge=badge,
-                        src=link.src,
-                        dst=link.dst,
-                        chunks=link.count,
-                        tip=f"rank {link.src} → rank {link.dst}: {kind} {link.count} chunk(s)",
-                    )
+                self._arrow(
+                    "arrow",
+                    path,
+                    reduce=link.reduce,
+                    color=arrow_color,
+                    background=bg,
+                    width=width * 0.85,
+                    badge=badge,
+                    src=link.src,
+                    dst=link.dst,
+                    chunks=link.count,
+                    tip=f"rank {link.src} → rank {link.dst}: {kind} {link.count} chunk(s)",
                 )
 
         if show_legend:
@@ -972,9 +1199,9 @@ class CollectiveView(QGraphicsView):
         item = self._text(text, font, QColor(self._theme.ink), x, y, "timing")
         used = item.boundingRect().height() + 3 * s
         strip_h = max(6.0, 8 * s)
-        strip = TimeStripItem(QRectF(x, y + used, width, strip_h), [t.seconds for t in times[1:]],
-                              step, self._theme)
-        self._scene.addItem(strip)
+        rect, seconds = QRectF(x, y + used, width, strip_h), [t.seconds for t in times[1:]]
+        strip = self._take("timeline", lambda: TimeStripItem(rect, seconds, step, self._theme))
+        strip.set_steps(rect, seconds, step, self._theme)
         return used + strip_h + 2 * s
 
     def _subtitle(self, frame: Frame) -> str:
@@ -1012,7 +1239,7 @@ class CollectiveView(QGraphicsView):
             entries.append(("note", f"number: ranks added, of {n}" if self._reduces else "number: chunk index"))
         if mode in ("tiny", "none") and n > len(self._theme.series):
             entries.append(
-                ("note", "colour: chunk j, in slot j" if self._aligned
+                ("note", "colour: chunk j, in slot j" if not self._batches.misaligned
                  else f"colours repeat every {len(self._theme.series)} chunks")
             )
         return entries
@@ -1053,34 +1280,28 @@ class CollectiveView(QGraphicsView):
             if kind == "note":
                 return
             rect = QRectF(x, y + (metrics.height() - box) / 2, box * 1.5, box)
+            no_pen = QPen(Qt.PenStyle.NoPen)
             if kind == "empty":
-                self._scene.addRect(
-                    rect, QPen(_blend(muted, bg, 0.5), 1), QBrush(_blend(muted, bg, 0.08))
-                )
-                self._scene.addRect(
-                    rect,
-                    QPen(Qt.PenStyle.NoPen),
-                    QBrush(_blend(muted, bg, 0.55), Qt.BrushStyle.BDiagPattern),
-                )
+                self._rect("legend", rect, QPen(_blend(muted, bg, 0.5), 1), QBrush(_blend(muted, bg, 0.08)))
+                self._rect("legend", rect, no_pen, QBrush(_blend(muted, bg, 0.55), Qt.BrushStyle.BDiagPattern))
             elif kind == "partial":
-                self._scene.addRect(rect, QPen(Qt.PenStyle.NoPen), QBrush(_blend(color, bg, 0.28)))
+                self._rect("legend", rect, no_pen, QBrush(_blend(color, bg, 0.28)))
                 bar = QRectF(
                     rect.x(),
                     rect.bottom() - rect.height() * 0.25,
                     rect.width() * 0.4,
                     rect.height() * 0.25,
                 )
-                self._scene.addRect(bar, QPen(Qt.PenStyle.NoPen), QBrush(color))
+                self._rect("legend", bar, no_pen, QBrush(color))
             elif kind == "full":
-                self._scene.addRect(rect, QPen(Qt.PenStyle.NoPen), QBrush(color))
+                self._rect("legend", rect, no_pen, QBrush(color))
             elif kind == "received":
-                self._scene.addRect(
-                    rect.adjusted(1, 1, -1, -1), QPen(ink, 2), QBrush(Qt.BrushStyle.NoBrush)
-                )
+                self._rect("legend", rect.adjusted(1, 1, -1, -1), QPen(ink, 2), QBrush(Qt.BrushStyle.NoBrush))
             elif kind in ("reduce", "copy"):
                 path = QPainterPath(QPointF(rect.left(), rect.center().y()))
                 path.lineTo(rect.right() + box, rect.center().y())
-                item = ArrowItem(
+                item = self._arrow(
+                    "legend-arrow",
                     path,
                     reduce=kind == "reduce",
                     color=ink,
@@ -1091,7 +1312,6 @@ class CollectiveView(QGraphicsView):
                     dst=-1,
                 )
                 item.setData(ROLE, "legend")
-                self._scene.addItem(item)
                 x += box
             x += box * 1.5 + 6 * s
 
