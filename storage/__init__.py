@@ -13,6 +13,7 @@ problem and what to do. See :mod:`storage.recovery` for crash recovery files and
 :mod:`storage.migrations` for schema versions.
 """
 
+from storage.constants import APPLICATION_ID, FILE_SUFFIX, SCHEMA_VERSION
 from storage.errors import (
     BuiltinPresetError,
     CorruptProjectError,
@@ -29,16 +30,24 @@ from storage.errors import (
     ProjectSaveError,
     ReadOnlyProjectError,
 )
-from storage.models import APPLICATION_ID, FILE_SUFFIX, SCHEMA_VERSION
-from storage.project import (
-    SCENARIO_FILE_FORMAT,
-    PresetRecord,
-    Project,
-    ScenarioRecord,
-    default_project_path,
-    open_or_create_default,
-    read_scenario_file,
-)
+
+#: Names that need the database layer (SQLAlchemy, a quarter of a second to import): loaded on
+#: first use, so that the window can show itself before it opens a project.
+_FROM_PROJECT = ("SCENARIO_FILE_FORMAT", "PresetRecord", "Project", "ScenarioRecord", "default_project_path",
+                 "open_or_create_default", "read_scenario_file")
+
+
+def __getattr__(name: str):
+    if name in _FROM_PROJECT:
+        from storage import project
+
+        return getattr(project, name)
+    raise AttributeError(f"module 'storage' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM_PROJECT))
+
 
 __all__ = [
     "Project",

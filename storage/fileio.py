@@ -55,7 +55,7 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks (see locked_for_saving)
     fcntl = None  # type: ignore[assignment]
-from storage.models import APPLICATION_ID, SCHEMA_VERSION
+from storage.constants import APPLICATION_ID, SCHEMA_VERSION
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100

@@ -17,11 +17,7 @@ from sqlalchemy import Boolean, DateTime, Index, Integer, String, Text, UniqueCo
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-# "SWBP" as a big-endian 32-bit integer: a random SQLite file has application_id 0.
-APPLICATION_ID = 0x53574250
-# The layout described by the classes below. Bump it together with a new migration step.
-SCHEMA_VERSION = 1
-FILE_SUFFIX = ".swbproj"
+from storage.constants import APPLICATION_ID, FILE_SUFFIX, SCHEMA_VERSION  # noqa: F401 - the schema's marks
 
 
 def utcnow() -> datetime:

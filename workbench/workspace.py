@@ -420,7 +420,9 @@ def _scaling(s: ScalingScenario, view: PlanView) -> ScalingScenario:
     changes["sparse"] = bool(view.sparse and hw is not None and plan.precision in hw.precisions
                              and hw.supports_sparsity(plan.precision))
     if view.prediction is not None:
+        # the plan's number, said so: a throughput typed earlier no longer applies
         changes["tokens_per_s"] = view.prediction.tokens_per_s
+        changes["throughput_source"] = "planned"
     changes = {k: val for k, val in changes.items() if getattr(s, k) != val}
     return s.with_changes(**changes) if changes else s
 

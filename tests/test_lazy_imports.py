@@ -1,0 +1,36 @@
+"""What the window imports before its first paint stays small: the database layer and the
+modules of panels nobody has opened load when they are first needed (issue 15)."""
+
+import subprocess
+import sys
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True, env={"QT_QPA_PLATFORM": "offscreen",
+                                                                          "PATH": "/usr/bin:/bin"})
+    return set(out.stdout.split())
+
+
+def test_the_storage_package_loads_sqlalchemy_only_for_a_project():
+    light = _modules_after("import storage, storage.errors, storage.fileio, storage.recovery\n"
+                           "assert storage.FILE_SUFFIX == '.swbproj' and storage.SCHEMA_VERSION >= 1")
+    assert "sqlalchemy" not in light
+    full = _modules_after("import storage\nassert storage.Project.open")
+    assert "sqlalchemy" in full and "storage.project" in full
+
+
+def test_import_workbench_names_every_module_and_loads_each_when_used():
+    mods = _modules_after("import workbench\nassert 'link_health' in dir(workbench)\n"
+                          "assert callable(workbench.link_health.node_layout)")
+    assert "workbench.link_health" in mods
+    light = _modules_after("import workbench")
+    assert "workbench.link_health" not in light and "workbench.comms_sweep" not in light
+    # the kinds a saved file can name are known without importing their modules by hand
+    assert {"workbench.plan", "workbench.measured"} <= light
+
+
+def test_the_main_window_module_imports_no_panel_and_no_database():
+    mods = _modules_after("import ui.main_window")
+    assert "sqlalchemy" not in mods
+    assert not [m for m in mods if m.startswith("ui.panels.") and m != "ui.panels.measured_files"]
