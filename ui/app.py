@@ -126,16 +126,23 @@ def _arm_quit_after_start(app: QApplication, window: QMainWindow) -> None:
 
 def run_gui(project: str | None = None) -> int:
     app = create_application()
-    from storage import ProjectError, default_project_path, open_or_create_default
-    from ui import dialogs
     from ui.main_window import MainWindow
 
     window = MainWindow()
     window.show()
+    # The window is painted first; the project, and the database layer it needs, right after.
+    window.after_first_paint(lambda: _open_start_project(app, window, project))
+    return app.exec()
+
+
+def _open_start_project(app, window, project: str | None) -> None:
+    from storage import ProjectError, default_project_path, open_or_create_default
+    from ui import dialogs
+
     # open_path offers a recovery file and shows one clear message when the file fails to open
     if project and window.open_path(project, confirm=False):
         _arm_quit_after_start(app, window)
-        return app.exec()
+        return
     default = default_project_path()
     if not (default.exists() and window.open_path(default, confirm=False)):
         try:
@@ -146,4 +153,3 @@ def run_gui(project: str | None = None) -> int:
         window.statusBar().showMessage(f"{Path(project).name} did not open; the default project is open instead",
                                        15000)
     _arm_quit_after_start(app, window)
-    return app.exec()

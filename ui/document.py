@@ -33,6 +33,7 @@ from workbench.workspace import (
     Workspace,
     context_of,
     edit_plan,
+    follow_plan,
     plan_from_context,
 )
 
@@ -147,6 +148,11 @@ class Document(QObject):
         self._problem = ""
         self._fresh = False
         self._panels: dict[str, Any] = {}
+        #: kinds whose view is not built yet (a tab nobody opened): their saved scenario and
+        #: Local override, kept here until the view is built (:meth:`attach`)
+        self._kinds: dict[str, bool] = {}  # kind -> whether its scenario is saved in the workspace
+        self._pending: dict[str, tuple[Any, bool]] = {}
+        self._build_view = None
         self._paused = False
         self.interconnect_name = lambda key: key
         hardware_catalog.changed.connect(self._catalog_changed)
@@ -285,19 +291,69 @@ class Document(QObject):
         self.planChanged.emit(self._plan)
 
     # -- panels ---------------------------------------------------------------------------------
+    def declare(self, kind: str, scenario: Any, *, saves_scenario: bool = True) -> None:
+        """A kind whose view is built later (when its tab is first shown): until then the
+        document keeps its scenario, and :meth:`scenario` gives it as it follows the plan."""
+        self._kinds[kind] = bool(saves_scenario)
+        if kind not in self._panels:
+            self._pending[kind] = (scenario, False)
+
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self._kinds, *self._panels]))
+
     def attach(self, panel) -> None:
-        """A panel that follows the plan (unless it overrides it)."""
-        self._panels[panel.kind] = panel
-        panel.scenarioChanged.connect(lambda _s, kind=panel.kind: self.kindsChanged.emit([kind]))
+        """A panel that follows the plan (unless it overrides it). A declared kind's view takes
+        the scenario and the Local override the document kept for it, then follows the plan."""
+        kind = panel.kind
+        pending = kind in self._pending and self._kinds.get(kind, True)
+        expected = self.scenario(kind) if pending else None  # as it follows the plan
+        override = self._pending.pop(kind, (None, False))[1]
+        self._panels[kind] = panel
+        self._kinds.setdefault(kind, bool(getattr(panel, "saves_scenario", True)))
+        if pending:
+            panel.set_override_context(override, follow=False)
+            if expected is not None and expected != panel.scenario():
+                panel.set_scenario(expected)
+        panel.scenarioChanged.connect(lambda _s, kind=kind: self.kindsChanged.emit([kind]))
+        try:
+            panel.follow_plan(self.view())
+        except Exception:  # noqa: BLE001 - a panel's bug must not stop the window
+            log.exception("panel %s failed to follow the plan", kind)
+
+    def is_built(self, kind: str) -> bool:
+        return kind in self._panels
+
+    def set_view_builder(self, build) -> None:
+        """``build(kind)`` builds and attaches the view of a declared kind (the window's)."""
+        self._build_view = build
+
+    def built_view(self, kind: str):
+        if kind not in self._panels and kind in self._pending and self._build_view is not None:
+            self._build_view(kind)
+        return self._panels[kind]
 
     def scenario(self, kind: str) -> Any:
-        return self._panels[kind].scenario()
+        """Panel ``kind``'s scenario: its view's, or for a view not built yet the kept one, as
+        it follows the plan (what the view will show when it is built)."""
+        if kind in self._panels:
+            return self._panels[kind].scenario()
+        scenario, override = self._pending[kind]
+        if not self._kinds.get(kind, True):
+            return self._plan
+        if override or scenario is None:
+            return scenario
+        return follow_plan(kind, scenario, self.view())
+
+    def override(self, kind: str) -> bool:
+        if kind in self._panels:
+            return self._panels[kind].override_context()
+        return self._pending[kind][1]
 
     def edit_scenario(self, kind: str, _text: str | None = None, **changes: Any) -> bool:
         """Change fields of panel ``kind``'s scenario as one mergeable undo step (a plan field
         of that panel changes the plan instead, as typing it in the panel does). Raises
         ValueError with what to fix; returns whether anything changed."""
-        panel = self._panels[kind]
+        panel = self.built_view(kind)  # an undo step edits a view: built now if it was not
         plan_changes = {panel.CONTEXT_FIELDS[k]: val for k, val in changes.items()
                         if k in panel.CONTEXT_FIELDS and panel.follows_plan()}
         own = {k: val for k, val in changes.items() if not (k in panel.CONTEXT_FIELDS and panel.follows_plan())}
@@ -323,9 +379,9 @@ class Document(QObject):
 
     # -- saving and opening --------------------------------------------------------------------
     def workspace(self, active: str = "") -> Workspace:
-        scenarios = {kind: p.scenario() for kind, p in self._panels.items()
-                     if p.scenario() is not None and getattr(p, "saves_scenario", True)}
-        overrides = frozenset(kind for kind, p in self._panels.items() if p.override_context())
+        saved = [kind for kind in self.kinds() if self._kinds.get(kind, True)]
+        scenarios = {kind: sc for kind in saved if (sc := self.scenario(kind)) is not None}
+        overrides = frozenset(kind for kind in saved if self.override(kind))
         return Workspace(plan=self._plan, sparse=self._sparse, scenarios=scenarios, overrides=overrides,
                          active=active)
 
@@ -339,12 +395,14 @@ class Document(QObject):
         workspace = Workspace()
         if text:
             try:
-                workspace, problems = Workspace.from_dict(json.loads(text), kinds=tuple(self._panels))
+                workspace, problems = Workspace.from_dict(json.loads(text), kinds=self.kinds())
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 problems = [f"the saved workspace was not restored ({exc}); showing defaults"]
                 workspace = Workspace()
         self._plan, self._sparse = workspace.plan, workspace.sparse
         self._fresh = False
+        for kind in self._pending:
+            self._pending[kind] = (workspace.scenarios.get(kind, defaults.get(kind)), kind in workspace.overrides)
         for kind, panel in self._panels.items():
             if not getattr(panel, "saves_scenario", True):
                 continue  # the Run plan panel shows the plan itself

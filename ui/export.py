@@ -332,6 +332,9 @@ def _temporary_size(target, width_px: int | None, height_px: int | None) -> Iter
     if not isinstance(target, QWidget):
         yield
         return
+    # a panel built a moment ago (its tab was never shown) still has its layout to do: done
+    # first, or it would put the chart back in its slot in the middle of the export
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     old = target.size()
     roomy = _roomy_size(target)
     width = roomy.width()

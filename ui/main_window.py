@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, QUrl
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -50,15 +51,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from storage import (
-    FILE_SUFFIX,
-    Project,
-    ProjectChangedOnDiskError,
-    ProjectError,
-    ProjectLockedError,
-    read_scenario_file,
-)
-from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION, open_or_create_default
+import storage
+from storage.constants import FILE_SUFFIX
+from storage.errors import ProjectChangedOnDiskError, ProjectError, ProjectLockedError
 from ui import dialogs, export, plain
 from ui import theme as th
 from ui.catalog import HardwareCatalog
@@ -66,10 +61,14 @@ from ui.commands import push_override, push_scenario_edit
 from ui.context_toolbar import ContextModel, ContextToolbar
 from ui.document import Document
 from ui.panels import PANELS
+from ui.panels import record as panel_record
 from ui.preset_manager import PresetManagerDialog
 from ui.run_summary import summary_line
 from ui.scenario_browser import ScenarioBrowser
 from workbench.scenarios import scenario_from_json
+
+if TYPE_CHECKING:
+    from storage import Project
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +80,9 @@ RECOVERY_INTERVAL_MS = 3 * 60 * 1000
 WORKSPACE_KEY = "workspace"
 BROWSER_WIDTH = 330
 SCENARIO_SUFFIXES = (".swbscenario", ".json")
+#: How long start-up work waits for a window that is never painted (started minimised).
+FIRST_PAINT_WAIT_MS = 1000
+SHOWN_AFTER_PAINT_MS = 15
 
 # QSettings keys
 KEY_GEOMETRY = "window/geometry"
@@ -116,6 +118,81 @@ class PresentationWindow(QWidget):
         super().closeEvent(event)
 
 
+class _PanelPlaceholder(QWidget):
+    """What a dock holds until its panel is built (the moment its tab is first shown)."""
+
+    def __init__(self, title: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("panelPlaceholder")
+        layout = QVBoxLayout(self)
+        label = QLabel(f"Opening {title}…", self)
+        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        label.setEnabled(False)
+        layout.addWidget(label)
+
+
+class _FirstPaint(QObject):
+    """Calls ``then`` once ``window`` has been painted for the first time (after that repaint
+    is flushed), or after ``FIRST_PAINT_WAIT_MS`` if it is never painted (started minimised)."""
+
+    def __init__(self, window: QWidget, then):
+        super().__init__(window)
+        self._window = window
+        self._then = then
+        self._done = False
+        QApplication.instance().installEventFilter(self)
+        QTimer.singleShot(FIRST_PAINT_WAIT_MS, self, self._finish)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
+        if (event.type() == QEvent.Type.Paint and not self._done and obj.isWidgetType()
+                and obj.window() is self._window):
+            QApplication.instance().removeEventFilter(self)
+            # once this repaint has been flushed, and a moment more for the compositor to show
+            # it before the GUI thread is busy (opening the project takes a good half second)
+            QTimer.singleShot(SHOWN_AFTER_PAINT_MS, self, self._finish)
+        return False
+
+    def _finish(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        QApplication.instance().removeEventFilter(self)
+        self._then()
+
+
+class PanelViews(Mapping):
+    """The window's panels by kind, each built the first time it is asked for. Iterating gives
+    the kinds without building anything; :meth:`built` gives the panels that exist."""
+
+    def __init__(self, kinds: list[str], build):
+        self._kinds = list(kinds)
+        self._build = build
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, kind: str):
+        panel = self._built.get(kind)
+        if panel is None:
+            if kind not in self._kinds:
+                raise KeyError(kind)
+            panel = self._built[kind] = self._build(kind)
+        return panel
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._kinds
+
+    def __iter__(self):
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def is_built(self, kind: str) -> bool:
+        return kind in self._built
+
+    def built(self) -> dict[str, Any]:
+        return dict(self._built)
+
+
 class MainWindow(QMainWindow):
     """Docked panels, the shared context toolbar, the project workflow, undo and export."""
 
@@ -134,10 +211,13 @@ class MainWindow(QMainWindow):
         self.catalog = HardwareCatalog(None, self)
         self.document = Document(self.catalog, self.undo_stack, self)
         self.context_model = ContextModel(self.document, self)
-        self.panels: dict[str, Any] = {}
+        self.panels = PanelViews([], lambda kind: None)  # filled by _build_panels
         self.docks: dict[str, QDockWidget] = {}
         self._active_kind = PANELS[0].kind
         self._layout_restored = False
+        self._painted = False
+        self._after_paint: list = []
+        self._paint_watch = None
         self._presentation: PresentationWindow | None = None
         self._presentation_state: tuple[str, QByteArray, QWidget] | None = None
         self._preset_manager = None
@@ -183,32 +263,46 @@ class MainWindow(QMainWindow):
         self.context_toolbar.messageChanged.connect(self._show_field_message)
 
     def _build_panels(self) -> None:
+        """A dock per panel; each panel itself is built when its tab is first shown (or first
+        asked for): a tab nobody opens costs nothing at start-up."""
         for index, record in enumerate(PANELS):
-            panel = record.view(self.catalog, None, undo_stack=self.undo_stack)
-            panel.set_undo_stack(self.undo_stack)
-            kind = panel.kind
-            dock = QDockWidget(panel.title, self)
+            kind = record.kind
+            dock = QDockWidget(record.title, self)
             dock.setObjectName(f"dock.{kind}")
-            dock.setWidget(panel)
+            dock.setWidget(_PanelPlaceholder(record.title, dock))
             dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                              | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                              | QDockWidget.DockWidgetFeature.DockWidgetClosable)
             dock.visibilityChanged.connect(lambda visible, kind=kind: self._on_dock_visible(kind, visible))
             toggle = dock.toggleViewAction()
-            toggle.setText(panel.title)
+            toggle.setText(record.title)
             toggle.setShortcut(QKeySequence(f"Ctrl+Shift+{index + 1}"))
-            panel.saveRequested.connect(lambda kind=kind: self.save_panel_scenario(kind))
-            panel.compareRequested.connect(lambda kind=kind: self.compare_in_panel(kind))
-            panel.exportRequested.connect(lambda fmt, kind=kind: self.export_interactive(fmt, kind))
-            # the panel's GPU, GPU count, model size ... fields edit the run plan
-            panel.context_sink = lambda changes: self.document.edit_plan(**changes)
-            # off screen until its dock says it is in front (visibilityChanged): the window's
-            # first show shows every dock, tabs behind others included, before the tab bars
-            # hide them, and each would draw (again) on the way
-            panel.set_on_screen(False)
-            self.document.attach(panel)
-            self.panels[kind] = panel
             self.docks[kind] = dock
+            self.document.declare(kind, record.default(), saves_scenario=record.saves_scenario)
+        self.panels = PanelViews([r.kind for r in PANELS], self._make_panel)
+        self.document.set_view_builder(lambda kind: self.panels[kind])
+
+    def _make_panel(self, kind: str):
+        """Build panel ``kind`` from the document: its scenario as the document keeps it."""
+        record = panel_record(kind)
+        dock = self.docks[kind]
+        panel = record.view(self.catalog, self.document.scenario(kind), undo_stack=self.undo_stack)
+        panel.set_undo_stack(self.undo_stack)
+        panel.saveRequested.connect(lambda kind=kind: self.save_panel_scenario(kind))
+        panel.compareRequested.connect(lambda kind=kind: self.compare_in_panel(kind))
+        panel.exportRequested.connect(lambda fmt, kind=kind: self.export_interactive(fmt, kind))
+        # the panel's GPU, GPU count, model size ... fields edit the run plan
+        panel.context_sink = lambda changes: self.document.edit_plan(**changes)
+        # off screen until its dock says it is in front (visibilityChanged): a dock behind
+        # another tab would draw (again) on the way
+        panel.set_on_screen(False)
+        self.document.attach(panel)
+        placeholder = dock.widget()
+        dock.setWidget(panel)
+        if isinstance(placeholder, _PanelPlaceholder):
+            placeholder.deleteLater()
+        panel.set_on_screen(dock.isVisible() and not dock.visibleRegion().isEmpty())
+        return panel
 
     def _build_browser(self) -> None:
         self.browser = ScenarioBrowser(None, self)
@@ -426,7 +520,25 @@ class MainWindow(QMainWindow):
         if not self._layout_restored:
             self._layout_restored = True
             self.restore_layout()
+            self._paint_watch = _FirstPaint(self, self._after_first_paint)
         super().showEvent(event)
+
+    def after_first_paint(self, callback) -> None:
+        """Run ``callback`` once the window has been painted (now, if it has): start-up work
+        that can wait a moment (opening the project) comes after the window is on screen."""
+        if self._painted:
+            callback()
+        else:
+            self._after_paint.append(callback)
+
+    def _after_first_paint(self) -> None:
+        self._painted = True
+        self._paint_watch = None
+        callbacks, self._after_paint = self._after_paint, []
+        for callback in callbacks:
+            callback()
+        for kind in self.docks:  # the panels in front, built now that the window is on screen
+            self._build_if_shown(kind)
 
     def fit_to_screen(self, share: float = 0.9) -> None:
         """The first start: most of the screen the window is on, centred (a fixed 1600 x 960
@@ -501,14 +613,27 @@ class MainWindow(QMainWindow):
     def _on_dock_visible(self, kind: str, visible: bool) -> None:
         if visible and not self.docks[kind].isFloating():
             self._active_kind = kind
-        panel = self.panels.get(kind)
+        if visible and not self.panels.is_built(kind):
+            # the window's first show shows every dock, tabs behind others included, before
+            # the tab bars hide them: build the panel once the show has settled, if still shown
+            QTimer.singleShot(0, self, lambda kind=kind: self._build_if_shown(kind))
+            return
+        panel = self.panels.built().get(kind)
         if panel is not None and panel.window() is self:  # a presented panel is on screen elsewhere
             panel.set_on_screen(visible)
+
+    def _build_if_shown(self, kind: str) -> None:
+        if not self._painted:
+            return  # the first paint shows the window first; its panels come right after
+        dock = self.docks[kind]
+        in_front = dock.isVisible() and (dock.isFloating() or not dock.visibleRegion().isEmpty())
+        if not self._closed and in_front and not self.panels.is_built(kind):
+            self.panels[kind]  # builds it
 
     def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
         widget = new
         while widget is not None:
-            for kind, panel in self.panels.items():
+            for kind, panel in self.panels.built().items():
                 if widget is panel:
                     self._active_kind = kind
                     return
@@ -634,13 +759,13 @@ class MainWindow(QMainWindow):
         if confirm and not self._confirm_discard():
             return False
         use_recovery = False
-        recovery = Project.recovery_for(path) if path.exists() else None
+        recovery = storage.Project.recovery_for(path) if path.exists() else None
         if recovery is not None:
             use_recovery = dialogs.ask_recover(self, path, recovery)
             if not use_recovery:
-                Project.discard_recovery(path)
+                storage.Project.discard_recovery(path)
         try:
-            project = Project.open(path, use_recovery=use_recovery)
+            project = storage.Project.open(path, use_recovery=use_recovery)
         except ProjectLockedError as exc:  # busy, not broken: it stays in the recent files
             dialogs.show_message(self, "The project is busy", str(exc))
             return False
@@ -684,7 +809,7 @@ class MainWindow(QMainWindow):
             path = path.with_suffix(FILE_SUFFIX)
         try:
             # the file dialog has asked before replacing an existing file
-            project = Project.create(path, overwrite=path.exists())
+            project = storage.Project.create(path, overwrite=path.exists())
         except (ProjectError, ValueError) as exc:
             dialogs.show_message(self, "Could not create the project", str(exc))
             return False
@@ -697,7 +822,7 @@ class MainWindow(QMainWindow):
             return False
         current = self.project
         try:
-            default = open_or_create_default()
+            default = storage.open_or_create_default()
         except ProjectError as exc:
             dialogs.show_message(self, "Could not open the default project", str(exc))
             return False
@@ -895,7 +1020,7 @@ class MainWindow(QMainWindow):
                     return False
                 scenario = scenario_from_json(text)
             else:
-                scenario, _name, _notes = read_scenario_file(path)
+                scenario, _name, _notes = storage.read_scenario_file(path)
         except (ValueError, OSError, ProjectError) as exc:
             dialogs.show_message(self, "Cannot open the scenario", f"{path.name}: {exc}")
             return False
@@ -1012,6 +1137,7 @@ class MainWindow(QMainWindow):
         """Write the panel's current scenario as a scenario file (the project's file format)."""
         import workbench
         from storage import fileio
+        from storage.project import SCENARIO_FILE_FORMAT, SCENARIO_FILE_VERSION
 
         panel = self.panels[kind or self._active_kind]
         document = {

@@ -49,3 +49,62 @@ def test_an_edit_redraws_only_the_visible_panel_and_a_hidden_one_on_show(qtbot, 
     assert window.panel("power").scenario().n_gpus == 64
     gpus = dict((q, v) for q, v, _u in window.panel("power").results.rows())
     assert "Throughput, all GPUs" in gpus
+
+
+# -- panels nobody opened are not built -----------------------------------------------------------
+def _painted(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: window._painted and window.panels.is_built(window.active_kind()), timeout=10000)
+
+
+def test_only_the_panel_in_front_is_built_and_a_tab_builds_its_panel_when_shown(qtbot, window):
+    _painted(qtbot, window)
+    built = [k for k in window.panels if window.panels.is_built(k)]
+    assert built == [window.active_kind()] == ["run_plan"]
+    assert window.docks["power"].widget().objectName() == "panelPlaceholder"
+    window.docks["power"].raise_()  # what clicking its tab does
+    qtbot.waitUntil(lambda: window.panels.is_built("power"))
+    power = window.panels["power"]
+    assert window.docks["power"].widget() is power
+    qtbot.waitUntil(power.on_screen)
+    assert not power.is_stale() and power.results.rows()  # drawn once shown
+
+
+def test_a_panel_built_late_shows_the_plan_as_edited_before(qtbot, window):
+    _painted(qtbot, window)
+    assert window.document.edit_plan(n_gpus=96)
+    assert not window.panels.is_built("scaling")
+    assert window.document.scenario("scaling").n_gpus == 96  # the document follows for it
+    window.raise_panel("scaling")
+    assert window.panel("scaling").scenario().n_gpus == 96
+    window.action_undo.trigger()
+    assert window.panel("scaling").scenario().n_gpus == 8
+
+
+def test_the_saved_workspace_is_the_same_whether_panels_were_built_or_not(qtbot, window):
+    _painted(qtbot, window)
+    window.document.edit_plan(n_gpus=64)
+    unbuilt = window.workspace_json()
+    for kind in window.panels:
+        window.panels[kind]
+    assert [k for k in window.panels if not window.panels.is_built(k)] == []
+    assert window.workspace_json() == unbuilt
+
+
+def test_a_local_override_of_a_panel_never_opened_survives_save_and_reopen(qtbot, window):
+    _painted(qtbot, window)
+    power = window.panel("power")
+    power.set_override_context(True)
+    power.edit(n_gpus=24)
+    assert window.save()
+    path = window.project.path
+    window.close()
+
+    from storage import Project
+    from ui.main_window import MainWindow
+
+    again = MainWindow(Project.open(path))
+    qtbot.addWidget(again)
+    assert not again.panels.is_built("power")
+    again.document.edit_plan(n_gpus=128)  # the plan moves on; the local panel keeps its own
+    assert again.document.override("power") and again.document.scenario("power").n_gpus == 24
+    assert again.panel("power").override_context() and again.panel("power").scenario().n_gpus == 24

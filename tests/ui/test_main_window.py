@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtCore import QEvent, QMimeData, QObject, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication
 
@@ -710,27 +710,58 @@ def test_close_project_returns_to_the_default_project(qtbot, window, asked):
 
 
 # -- start-up ----------------------------------------------------------------------------------
-def _run_gui_without_event_loop(qapp, monkeypatch, path):
+def _run_gui_without_event_loop(qtbot, qapp, monkeypatch, path):
+    """run_gui with the event loop the test's: the window shows, then opens its project."""
     from ui.app import run_gui
 
     monkeypatch.setattr(qapp, "exec", lambda: 0)
     assert run_gui(path) == 0
     windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
     assert len(windows) == 1
-    return windows[0]
+    window = windows[0]
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.project is not None, timeout=10000)
+    return window
 
 
 def test_run_gui_opens_the_given_project(qtbot, qapp, monkeypatch, project_path):
-    window = _run_gui_without_event_loop(qapp, monkeypatch, str(project_path))
-    qtbot.addWidget(window)
+    window = _run_gui_without_event_loop(qtbot, qapp, monkeypatch, str(project_path))
     assert window.project.path == project_path
+
+
+def test_run_gui_paints_the_window_before_it_opens_the_project(qtbot, qapp, monkeypatch, project_path):
+    from ui.app import run_gui
+
+    monkeypatch.setattr(qapp, "exec", lambda: 0)
+    painted_with: list = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
+            if event.type() == QEvent.Type.Paint and obj.isWidgetType() and isinstance(obj.window(), MainWindow):
+                painted_with.append(obj.window().project)
+            return False
+
+    watch = Watch()
+    qapp.installEventFilter(watch)
+    try:
+        run_gui(str(project_path))
+        window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow))
+        qtbot.addWidget(window)
+        assert window.project is None  # nothing opened before the window is on screen
+        qtbot.waitUntil(lambda: window.project is not None, timeout=10000)
+    finally:
+        qapp.removeEventFilter(watch)
+    assert painted_with and painted_with[0] is None  # the first paint came first
+    # the panel in front is built once the project is in, and shows its plan
+    qtbot.waitUntil(lambda: window.panels.is_built("run_plan"), timeout=10000)
+    assert window.panels["run_plan"].scenario() == window.document.plan()
+    assert not [k for k in window.panels if k != "run_plan" and window.panels.is_built(k)]
 
 
 def test_run_gui_falls_back_to_the_default_project(qtbot, qapp, monkeypatch, tmp_path, asked):
     bad = tmp_path / "broken.swbproj"
     bad.write_text("not a project")
-    window = _run_gui_without_event_loop(qapp, monkeypatch, str(bad))
-    qtbot.addWidget(window)
+    window = _run_gui_without_event_loop(qtbot, qapp, monkeypatch, str(bad))
     assert window.project.name == "default"
     assert len(asked["messages"]) == 1
     title, text = asked["messages"][0]

@@ -9,17 +9,12 @@ its view module and one line here.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ui.panels.allreduce import AllReducePanel
-from ui.panels.collective import CollectivePanel
-from ui.panels.measured import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY, MeasuredPanel
-from ui.panels.power import PowerPanel
-from ui.panels.roofline import RooflinePanel
-from ui.panels.run_plan import RunPlanPanel
-from ui.panels.scaling import ScalingPanel
+from ui.panels.measured_files import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY
 from workbench.measured import MeasuredScenario
 from workbench.plan import RunPlan
 from workbench.scenarios import (
@@ -34,29 +29,49 @@ from workbench.workspace import DEFAULT_PLAN
 
 @dataclass(frozen=True)
 class PanelRecord:
-    """One panel: what it shows and how to build it."""
+    """One panel: what it shows and how to build it.
+
+    ``view`` is the view class, or where it lives (``"ui.panels.power:PowerPanel"``): a view
+    module is imported when the panel is first built, so that the window shows itself
+    before it has imported seven panels' charts."""
 
     kind: str
     title: str
     short: str
     scenario_type: type
-    view: type
+    view_ref: type | str = field(repr=False)
     #: the scenario a new project's panel starts from
-    default: Callable[[], Any]
+    default: Callable[[], Any] = lambda: None
     #: data files the panel reads (suffixes, and their File > Open filter entry): the window
     #: sends a dropped or opened file of these to ``view.load_files(paths)``
     opens: tuple[str, ...] = ()
     open_filter: str = ""
+    #: False for a panel that shows the run plan itself (nothing of its own to save)
+    saves_scenario: bool = True
+
+    @property
+    def view(self) -> type:
+        if isinstance(self.view_ref, str):
+            module, _, name = self.view_ref.partition(":")
+            return getattr(importlib.import_module(module), name)
+        return self.view_ref
 
 
 PANELS: list[PanelRecord] = [
-    PanelRecord("run_plan", "Run plan", "Run plans", RunPlan, RunPlanPanel, lambda: DEFAULT_PLAN),
-    PanelRecord("roofline", "Roofline", "Roofline", RooflineScenario, RooflinePanel, RooflineScenario),
-    PanelRecord("collective", "Collectives", "Collectives", CollectiveScenario, CollectivePanel, CollectiveScenario),
-    PanelRecord("allreduce", "All-reduce", "All-reduce", AllReduceScenario, AllReducePanel, AllReduceScenario),
-    PanelRecord("scaling", "Scaling and MFU", "Scaling and MFU", ScalingScenario, ScalingPanel, ScalingScenario),
-    PanelRecord("power", "Power and carbon", "Power and carbon", PowerScenario, PowerPanel, PowerScenario),
-    PanelRecord("measured", "Plan vs actual", "Plan vs actual", MeasuredScenario, MeasuredPanel, MeasuredScenario,
+    PanelRecord("run_plan", "Run plan", "Run plans", RunPlan, "ui.panels.run_plan:RunPlanPanel",
+                lambda: DEFAULT_PLAN, saves_scenario=False),
+    PanelRecord("roofline", "Roofline", "Roofline", RooflineScenario, "ui.panels.roofline:RooflinePanel",
+                RooflineScenario),
+    PanelRecord("collective", "Collectives", "Collectives", CollectiveScenario,
+                "ui.panels.collective:CollectivePanel", CollectiveScenario),
+    PanelRecord("allreduce", "All-reduce", "All-reduce", AllReduceScenario, "ui.panels.allreduce:AllReducePanel",
+                AllReduceScenario),
+    PanelRecord("scaling", "Scaling and MFU", "Scaling and MFU", ScalingScenario, "ui.panels.scaling:ScalingPanel",
+                ScalingScenario),
+    PanelRecord("power", "Power and carbon", "Power and carbon", PowerScenario, "ui.panels.power:PowerPanel",
+                PowerScenario),
+    PanelRecord("measured", "Plan vs actual", "Plan vs actual", MeasuredScenario,
+                "ui.panels.measured:MeasuredPanel", MeasuredScenario,
                 opens=MEASURED_SUFFIXES, open_filter=OPEN_FILTER_ENTRY),
 ]
 
@@ -90,10 +105,22 @@ def kind_labels() -> dict[str, str]:
     return {r.kind: r.short for r in PANELS}
 
 
-# Names kept for the code and tests written before the registry.
-PANEL_CLASSES = panel_classes()
-PANEL_BY_KIND = panel_by_kind()
+#: The view classes by name, for ``from ui.panels import PowerPanel`` (imported on first use).
+_VIEWS = {"RunPlanPanel": "run_plan", "RooflinePanel": "roofline", "CollectivePanel": "collective",
+          "AllReducePanel": "allreduce", "ScalingPanel": "scaling", "PowerPanel": "power", "MeasuredPanel": "measured"}
+
+
+def __getattr__(name: str):
+    # Names kept for the code and tests written before the registry, resolved when asked for.
+    if name == "PANEL_CLASSES":
+        return panel_classes()
+    if name == "PANEL_BY_KIND":
+        return panel_by_kind()
+    if name in _VIEWS:
+        return record(_VIEWS[name]).view
+    raise AttributeError(f"module 'ui.panels' has no attribute {name!r}")
+
 
 __all__ = ["PANELS", "PanelRecord", "register_panel", "record", "panel_classes", "panel_by_kind",
            "kind_labels", "PANEL_CLASSES", "PANEL_BY_KIND", "RunPlanPanel", "RooflinePanel",
-           "CollectivePanel", "AllReducePanel", "ScalingPanel", "PowerPanel"]
+           "CollectivePanel", "AllReducePanel", "ScalingPanel", "PowerPanel", "MeasuredPanel"]
