@@ -623,9 +623,24 @@ class Chart(pg.PlotWidget):
         )
         self._series[name] = series
         self._style_series(series)
-        item.setData(xs, ys, name=name)
+        if self._holds(item, xs, ys, name):
+            # the same curve again (a redraw after another value changed): pyqtgraph would
+            # map, clip and path it anew; the view still learns of it for its automatic range
+            item.informViewBoundsChanged()
+        else:
+            item.setData(xs, ys, name=name)
         self._legend_changed()
         return item
+
+    @staticmethod
+    def _holds(item: pg.PlotDataItem, xs: np.ndarray, ys: np.ndarray, name: str) -> bool:
+        """Whether ``item`` already draws these values under this name (equal values in other
+        arrays: the same array again may have been changed in place)."""
+        x0, y0 = item.getOriginalDataset()  # views of the arrays it was given
+        if (x0 is None or y0 is None or item.opts.get("name") != name
+                or np.may_share_memory(x0, xs) or np.may_share_memory(y0, ys)):
+            return False
+        return x0.shape == xs.shape and y0.shape == ys.shape and np.array_equal(x0, xs) and np.array_equal(y0, ys)
 
     @contextlib.contextmanager
     def replacing_series(self) -> Iterator[None]:
@@ -763,44 +778,54 @@ class Chart(pg.PlotWidget):
             plot.legend = None
             return
         if legend is None:
-            s = th.scale_factor(self._presentation)
-            bg = QColor(self._theme.background)
-            bg.setAlpha(225)
-            legend = pg.LegendItem(
-                offset=(12, 12),
-                labelTextColor=self._theme.ink,
-                labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt",
-                brush=pg.mkBrush(bg),
-                pen=pg.mkPen(self._theme.muted, width=1),
-                verSpacing=-2,
-            )
-            legend.setParentItem(plot.getViewBox())
-            legend.setZValue(50)
-            self._legend = legend
+            legend = self._legend = self._new_legend()
+        self._fill_legend(legend, shown)
+        legend.setVisible(True)
+        plot.legend = legend
+
+    def _new_legend(self) -> pg.LegendItem:
+        """An empty legend in the chart's style, on the view, over the curves."""
+        s = th.scale_factor(self._presentation)
+        bg = QColor(self._theme.background)
+        bg.setAlpha(225)
+        legend = pg.LegendItem(
+            offset=(12, 12),
+            labelTextColor=self._theme.ink,
+            labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt",
+            brush=pg.mkBrush(bg),
+            pen=pg.mkPen(self._theme.muted, width=1),
+            verSpacing=-2,
+        )
+        legend.setParentItem(self.getPlotItem().getViewBox())
+        legend.setZValue(50)
+        return legend
+
+    @staticmethod
+    def _fill_legend(legend: pg.LegendItem, shown: Sequence[Series]) -> None:
+        """Make ``legend`` list ``shown``: its entries are re-pointed and renamed in place, and
+        made again only when their number changes."""
         # pyqtgraph's legend labels are HTML; a series can be named after a user's preset.
         texts = [html.escape(s.name) for s in shown]
         if len(legend.items) != len(shown):
             legend.clear()
             for series, text in zip(shown, texts, strict=True):
                 legend.addItem(series.item, text)
-        else:
-            renamed = False
-            for (sample, label), series, text in zip(legend.items, shown, texts, strict=True):
-                if sample.item is not series.item:
-                    sample.item = series.item
-                sample.update()  # its line is drawn with the item's (possibly new) pen
-                if label.text != text:
-                    label.setText(text)
-                    renamed = True
-            if renamed:
-                # size the box as a new legend would: from the labels' own widths (the layout
-                # has stretched them to the widest one, which may have been renamed shorter)
-                for _sample, label in legend.items:
-                    label.resize(label.minimumSize())
-                legend.updateSize()
-                legend.layout.activate()  # now, not as a posted layout request after the paint
-        legend.setVisible(True)
-        plot.legend = legend
+            return
+        renamed = False
+        for (sample, label), series, text in zip(legend.items, shown, texts, strict=True):
+            if sample.item is not series.item:
+                sample.item = series.item
+            sample.update()  # its line is drawn with the item's (possibly new) pen
+            if label.text != text:
+                label.setText(text)
+                renamed = True
+        if renamed:
+            # size the box as a new legend would: from the labels' own widths (the layout
+            # has stretched them to the widest one, which may have been renamed shorter)
+            for _sample, label in legend.items:
+                label.resize(label.minimumSize())
+            legend.updateSize()
+            legend.layout.activate()  # now, not as a posted layout request after the paint
 
     def _rebuild_legend(self) -> None:
         """A new legend item (a theme or presentation change restyles its box and labels)."""
@@ -1035,7 +1060,7 @@ class Chart(pg.PlotWidget):
         if legend is not None and legend.isVisible():
             r = legend.sceneBoundingRect()
             obstacles.append((r.left(), r.top(), r.width(), r.height()))
-        segments = []
+        segments: list[np.ndarray] = []  # (n, 4) arrays of x1, y1, x2, y2, one per curve
         for line, *_rest in self._lines:
             # a dashed reference line may run behind the label; its own text may not
             text = getattr(line, "label", None)
@@ -1054,14 +1079,14 @@ class Chart(pg.PlotWidget):
             sx = m11 * xs + m21 * ys + to_scene.dx()
             sy = m12 * xs + m22 * ys + to_scene.dy()
             ok = np.isfinite(sx) & np.isfinite(sy)
-            for i in range(len(sx) - 1):
-                if ok[i] and ok[i + 1]:
-                    segments.append(((float(sx[i]), float(sy[i])), (float(sx[i + 1]), float(sy[i + 1]))))
+            both = ok[:-1] & ok[1:]  # a segment between two drawn points
+            segments.append(np.column_stack([sx[:-1], sy[:-1], sx[1:], sy[1:]])[both])
         r = label.textItem.boundingRect()
         s = th.scale_factor(self._presentation)
         (box,) = place_labels([(point.x(), point.y())], [(r.width(), r.height())],
                               (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4),
-                              obstacles, segments, gap=9.0 * s, marker=8.0 * s, rings=(1.0, 2.0))
+                              obstacles, np.concatenate(segments) if segments else (), gap=9.0 * s,
+                              marker=8.0 * s, rings=(1.0, 2.0))
         if box is None:
             return False
         inverse, invertible = to_scene.inverted()

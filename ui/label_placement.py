@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 #: (left, top, width, height)
 Box = tuple[float, float, float, float]
 #: ((x1, y1), (x2, y2))
@@ -91,12 +93,51 @@ def inside(box: Box, area: Box) -> bool:
             and box[1] + box[3] <= area[1] + area[3])
 
 
+def segments_array(segments) -> np.ndarray:
+    """Segments as an (n, 4) array of x1, y1, x2, y2 (a list of ``Segment`` or an array of
+    shape (n, 4) or (n, 2, 2))."""
+    array = np.asarray(segments, dtype=float)
+    return array.reshape(-1, 4) if array.size else np.empty((0, 4))
+
+
+def segments_hit_boxes(segments: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """``segment_hits_box`` for every (box, segment) pair at once: a (boxes, segments) array
+    of bools. ``segments`` is (n, 4) as :func:`segments_array` gives, ``boxes`` (m, 4)."""
+    hits = np.zeros((len(boxes), len(segments)), dtype=bool)
+    if not len(boxes) or not len(segments):
+        return hits
+    # only segments whose own bounds meet the bounds of all the boxes can hit one (most of a
+    # chart's curve is far from the label's places)
+    xs, ys = segments[:, 0::2], segments[:, 1::2]
+    near = ((xs.max(axis=1) >= boxes[:, 0].min()) & (xs.min(axis=1) <= (boxes[:, 0] + boxes[:, 2]).max())
+            & (ys.max(axis=1) >= boxes[:, 1].min()) & (ys.min(axis=1) <= (boxes[:, 1] + boxes[:, 3]).max()))
+    index = np.flatnonzero(near)
+    if not len(index):
+        return hits
+    x1, y1, x2, y2 = (segments[index, i][None, :] for i in range(4))
+    left, top, w, h = (boxes[:, i][:, None] for i in range(4))
+    dx, dy = x2 - x1, y2 - y1
+    # the four clipping edges of Liang-Barsky, as in segment_hits_box: (p, q) per edge
+    t0 = np.zeros((len(boxes), len(index)))
+    t1 = np.ones((len(boxes), len(index)))
+    outside = np.zeros((len(boxes), len(index)), dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p, q in ((-dx, x1 - left), (dx, left + w - x1), (-dy, y1 - top), (dy, top + h - y1)):
+            t = q / p
+            outside |= (p == 0) & (q < 0)  # parallel to this edge and outside it
+            t0 = np.maximum(t0, np.where(p < 0, t, 0.0))
+            t1 = np.minimum(t1, np.where(p > 0, t, 1.0))
+    # t0 only grows and t1 only shrinks edge by edge: t0 > t1 at the end iff at some edge
+    hits[:, index] = ~outside & (t0 <= t1)
+    return hits
+
+
 def place_labels(
     points: Sequence[tuple[float, float]],
     sizes: Sequence[tuple[float, float]],
     area: Box,
     obstacles: Sequence[Box] = (),
-    segments: Sequence[Segment] = (),
+    segments: Sequence[Segment] | np.ndarray = (),
     gap: float = 6.0,
     marker: float = 5.0,
     rings: Sequence[float] = _RINGS,
@@ -104,22 +145,29 @@ def place_labels(
     """A box per label (label ``i`` names ``points[i]`` and is ``sizes[i]`` wide and high), or
     None where none of its places is free. Labels are placed in the order given, so earlier
     ones win their preferred place. ``marker`` is the half-size of the box around each point
-    that no label may cover. ``rings``: how far out (in gaps) to look, nearest first."""
+    that no label may cover. ``rings``: how far out (in gaps) to look, nearest first.
+    ``segments`` may also be an (n, 4) or (n, 2, 2) array (a chart's curves: hundreds of
+    segments, each tested against every place at once)."""
     if len(points) != len(sizes):
         raise ValueError(f"{len(points)} points but {len(sizes)} label sizes")
     markers = [(x - marker, y - marker, 2 * marker, 2 * marker) for x, y in points]
     placed: list[Box] = []
-    lines = list(segments)  # the leader lines drawn so far join them
+    drawn = segments_array(segments)
+    lines: list[Segment] = []  # the leader lines drawn so far join them
     out: list[Box | None] = []
     for point, size in zip(points, sizes, strict=True):
         choice = None
-        for box in candidate_boxes(point, size, gap, rings):
-            if not (inside(box, area)
-                    and not any(boxes_overlap(box, other) for other in placed)
-                    and not any(boxes_overlap(box, other) for other in obstacles)
-                    and not any(boxes_overlap(box, m) for m in markers)
-                    and not any(segment_hits_box(s, box) for s in lines)):
-                continue
+        # the cheap tests first; the segments are tested for what is left, all at once
+        free = [box for box in candidate_boxes(point, size, gap, rings)
+                if inside(box, area)
+                and not any(boxes_overlap(box, other) for other in placed)
+                and not any(boxes_overlap(box, other) for other in obstacles)
+                and not any(boxes_overlap(box, m) for m in markers)
+                and not any(segment_hits_box(s, box) for s in lines)]
+        if free and len(drawn):
+            crossed = segments_hit_boxes(drawn, np.asarray(free, dtype=float)).any(axis=1)
+            free = [box for box, hit in zip(free, crossed, strict=True) if not hit]
+        for box in free:
             line = leader(point, box, gap)
             if line is not None and any(segment_hits_box(line, other) for other in (*placed, *obstacles)):
                 continue  # its leader would cross a name already placed or another label

@@ -138,6 +138,8 @@ def test_a_sendrecv_log_is_drawn_against_a_sendrecv_model(qtbot, panel, monkeypa
                                                     nvlink.latency_s))
     assert _table(panel)[0][1] == "send/receive"
     # the rank chart shows logs of the form's collective only: no send/receive point among all-gathers
+    panel.chart_tabs.setCurrentIndex(1)
+    assert "ring (model)" in _names(panel.ranks_chart)  # drawn, for all-gather
     assert SENDRECV not in _names(panel.ranks_chart)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,8 @@ from ui.label_placement import (
     leader,
     place_labels,
     segment_hits_box,
+    segments_array,
+    segments_hit_boxes,
 )
 
 AREA = (0.0, 0.0, 800.0, 500.0)
@@ -98,3 +101,30 @@ def test_a_leader_line_does_not_cross_other_labels():
     assert box == candidates[9]  # the first far place's leader would cross the label: the next one
     line = leader(point, box, 6.0)
     assert line is not None and not segment_hits_box(line, in_the_way)
+
+
+# coordinates on a coarse grid: segments along a box's edge, through its corner, parallel to
+# an edge or of zero length come up often
+_coord = st.integers(0, 40).map(float)
+_segment = st.tuples(st.tuples(_coord, _coord), st.tuples(_coord, _coord))
+_box = st.tuples(_coord, _coord, st.integers(0, 20).map(float), st.integers(0, 20).map(float))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_segment, max_size=8), st.lists(_box, min_size=1, max_size=6))
+def test_the_segments_are_tested_against_all_places_at_once_as_one_by_one(segments, boxes):
+    hits = segments_hit_boxes(segments_array(segments), np.asarray(boxes, dtype=float))
+    assert hits.shape == (len(boxes), len(segments))
+    assert hits.tolist() == [[segment_hits_box(s, b) for s in segments] for b in boxes]
+
+
+def test_segments_given_as_an_array_place_the_labels_as_a_list_does():
+    points = [(400.0, 250.0), (420.0, 240.0), (100.0, 400.0)]
+    sizes = [(80.0, 14.0), (60.0, 14.0), (90.0, 20.0)]
+    xs = np.linspace(0.0, 800.0, 200)
+    ys = 258.0 + 0.0001 * (xs - 400.0) ** 2  # a curve just under the first points
+    segments = [((float(a), float(b)), (float(c), float(d))) for a, b, c, d in zip(xs[:-1], ys[:-1], xs[1:], ys[1:], strict=True)]
+    as_list = place_labels(points, sizes, AREA, segments=segments)
+    as_array = place_labels(points, sizes, AREA, segments=np.column_stack([xs[:-1], ys[:-1], xs[1:], ys[1:]]))
+    assert as_list == as_array
+    assert as_list[0] != candidate_boxes(points[0], sizes[0], 6.0)[0]  # the curve moved it: a real test

@@ -201,15 +201,15 @@ def test_the_all_reduce_panel_redraws_its_charts_in_place(qtbot):
     panel.resize(1800, 1000)
     panel.show()
     qtbot.waitExposed(panel)
-    charts = [c for c in panel.findChildren(Chart) if c.series()]
-    assert len(charts) >= 4
+    front = [panel.chart, panel.busbw_chart]  # the tab in front; the one behind waits (tests/ui/test_allreduce_speed.py)
+    assert all(c.series() for c in front)
     panel.edit(size_bytes=2**28)
     _events()
-    before = {id(c): (_series_and_lines(c), c.overlay_placements) for c in charts}
+    before = {id(c): (_series_and_lines(c), c.overlay_placements) for c in front}
     for size in (2**30, 2**26, 2**28):
         panel.edit(size_bytes=size)
         _events()
-        for c in charts:
+        for c in front:
             items, placed = before[id(c)]
             assert _series_and_lines(c) == items, c.getPlotItem().titleLabel.text
             assert c.overlay_placements - placed == 1, c.getPlotItem().titleLabel.text
@@ -251,3 +251,37 @@ def test_axes_record_again_only_when_their_range_changes(chart, monkeypatch):
     _events()
     chart.grab()
     assert recorded == ["left"]
+
+
+def test_a_curve_given_the_same_values_again_is_not_recomputed_and_the_range_still_follows(chart, monkeypatch):
+    import numpy as np
+
+    calls = []
+    real = pg.PlotDataItem.setData
+
+    def set_data(item, *args, **kwargs):
+        if args:  # not the empty call of the item's constructor
+            calls.append(kwargs.get("name"))
+        return real(item, *args, **kwargs)
+
+    monkeypatch.setattr(pg.PlotDataItem, "setData", set_data)
+    x = np.array([1.0, 10.0, 100.0])
+    chart.add_series("small", x, [1.0, 2.0, 3.0])
+    chart.add_series("large", x, [1.0, 1e3, 1e6])
+    _events()
+    assert calls == ["small", "large"]
+    (_, _), (_, top) = chart.visible_range()
+    assert top >= 1e6
+    chart.clear_series()
+    chart.add_series("small", x.copy(), [1.0, 2.0, 3.0])  # the same values, new arrays: kept
+    _events()
+    assert calls == ["small", "large"]
+    (_, _), (_, top) = chart.visible_range()
+    assert top < 10  # the large curve left: the automatic range follows what is still drawn
+    moving = np.array([1.0, 2.0, 4.0])
+    chart.add_series("small", x.copy(), moving)  # new values: drawn
+    moving[2] = 30.0  # the array it draws, changed in place: drawn again
+    chart.add_series("small", x.copy(), moving)
+    _events()
+    assert calls == ["small", "large", "small", "small"]
+    assert chart.series()[0].item.getOriginalDataset()[1].tolist() == [1.0, 2.0, 30.0]

@@ -108,6 +108,8 @@ RANK_SOURCES = {
     "command": "command line",
     "algbw": "read from the algbw",
 }
+#: The chart tabs: against message size; against ranks and link bandwidth.
+SIZE_TAB, SCALE_TAB = 0, 1
 #: The logs table's link-health column (the last: its one line gets the spare width).
 HEALTH_COLUMN = 5
 #: The legend entry for the dashed curves of the logs' own models.
@@ -168,47 +170,50 @@ class SizeChart(Chart):
 
     def set_side_legend(self, names: Sequence[str]) -> None:
         """List the series ``names`` (drawn with ``in_legend=False``) in the second legend."""
-        self._side_names = tuple(names)
-        self.update_legend()
+        names = tuple(names)
+        if names != self._side_names:
+            self._side_names = names
+            self._legend_changed()  # placed with the rest of the change, by settle()
 
     def side_legend_names(self) -> list[str]:
         """The names the second legend shows (for tests and a reader of the chart)."""
-        legend = getattr(self, "_side_legend", None)
-        return [label.text for _sample, label in legend.items] if legend is not None else []
+        self.settle()
+        legend = self._side_legend
+        return [label.text for _sample, label in legend.items] if legend is not None and legend.isVisible() else []
 
     def update_legend(self) -> None:
         super().update_legend()
         legend = self.getPlotItem().legend
-        if legend is not None and getattr(self, "_legend_at", None) is not None:
+        if legend is not None and self._legend_at is not None:
             item_pos, parent_pos, offset = self._legend_at
             legend.anchor(itemPos=item_pos, parentPos=parent_pos, offset=offset)
         self._update_side_legend()
 
     def _update_side_legend(self) -> None:
-        old = getattr(self, "_side_legend", None)
-        if old is not None:
-            old.clear()
-            if old.scene() is not None:
-                old.scene().removeItem(old)
-            self._side_legend = None
-        if not getattr(self, "_side_names", ()) or self._side_at is None:
-            return
-        shown = [s for s in self.series() if s.name in self._side_names]
+        """The second legend, kept and updated in place as the first is (its entries follow
+        the logs drawn); hidden, not removed, when there is nothing to list."""
+        legend = self._side_legend
+        shown = [s for s in self.series() if s.name in self._side_names] if self._side_at is not None else []
         if not shown:
+            if legend is not None:
+                legend.setVisible(False)
             return
-        s = th.scale_factor(self._presentation)
-        bg = QColor(self._theme.background)
-        bg.setAlpha(225)
-        legend = pg.LegendItem(offset=(12, 12), labelTextColor=self._theme.ink,
-                               labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt", brush=pg.mkBrush(bg),
-                               pen=pg.mkPen(self._theme.muted, width=1), verSpacing=-2)
-        legend.setParentItem(self.getPlotItem().getViewBox())
-        legend.setZValue(50)
-        for series in shown:
-            legend.addItem(series.item, html.escape(series.name))  # legend labels are HTML
+        if legend is None:
+            legend = self._side_legend = self._new_legend()
+        self._fill_legend(legend, shown)
         item_pos, parent_pos, offset = self._side_at
         legend.anchor(itemPos=item_pos, parentPos=parent_pos, offset=offset)
-        self._side_legend = legend
+        legend.setVisible(True)
+
+    def _rebuild_legend(self) -> None:
+        """A theme or presentation change: both legends made again in the new style."""
+        side = self._side_legend
+        if side is not None:
+            side.clear()
+            if side.scene() is not None:
+                side.scene().removeItem(side)
+            self._side_legend = None
+        super()._rebuild_legend()
 
 
 def _size_chart(title: str, y_label: str, y_unit: str, log_y: bool, legend_at=None, side_legend_at=None) -> Chart:
@@ -300,6 +305,9 @@ class AllReducePanel(PanelBase):
         self._latency_from: int | None = None
         self._result_count = 0
         self._shown = False
+        #: what each chart tab was last drawn from; the tab behind is drawn when it is chosen
+        self._drawn_from: dict[int, tuple] = {}
+        self._undrawn: set[int] = set()
         super().__init__(scenario if scenario is not None else AllReduceScenario(), parent, undo_stack=undo_stack)
         # messages name files and quote lines of them: never read as markup
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -408,6 +416,7 @@ class AllReducePanel(PanelBase):
         self.chart_tabs.setTabToolTip(0, "Time and bus bandwidth over the size sweep, with the loaded logs")
         self.chart_tabs.setTabToolTip(1, "Time of one message of the chosen size against the rank count "
                                          "(the latency term takes over) and against the link bandwidth")
+        self.chart_tabs.currentChanged.connect(self._tab_changed)
 
         self.logs_table = QTableWidget(0, 6, self.chart_area)
         self.logs_table.setObjectName("logsTable")
@@ -694,6 +703,10 @@ class AllReducePanel(PanelBase):
         return list(self._comparison)
 
     # -- drawing ----------------------------------------------------------------------------
+    def _tab_changed(self, index: int) -> None:
+        if index in self._undrawn:  # edits came while it was behind the other tab
+            self.refresh()
+
     def crossover_marker(self) -> float | None:
         """Where the crossover line is drawn (bytes), None when it is not drawn."""
         return self._crossover_value
@@ -703,20 +716,31 @@ class AllReducePanel(PanelBase):
         return self._latency_from
 
     def refresh(self) -> None:
-        if not hasattr(self, "logs_table"):
-            return  # called by the base class before the charts exist
         s = self.scenario()
         op = s.collective
         sw = comms_sweep.sweep(op, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max)
         point = comms_sweep.operating_point(op, s.size_bytes, s.n_ranks, s.link_bw, s.alpha)
+        # both tabs' numbers, so that a scenario one of them cannot show is reported now
+        rs = comms_sweep.rank_sweep(op, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN,
+                                    max(comms_sweep.RANKS_MAX, s.n_ranks))
+        bs = comms_sweep.bandwidth_sweep(op, s.size_bytes, s.n_ranks, s.alpha, min(1e9, s.link_bw / 2.0),
+                                         max(2e12, s.link_bw * 2.0))
         self._loaded = self._load_views(s, sw)
         self._selected = min(max(self._selected, 0), max(0, len(self._loaded) - 1))
         self._op = point
         self._sweep = sw
-        self._draw_time_chart(s, sw, point)
-        self._draw_busbw_chart(s, sw, point)
-        self._draw_ranks_chart(s)
-        self._draw_link_chart(s, point)
+        self._latency_from = rs.latency_from
+        # only the charts of the tab in front are drawn; the other tab's are when it is chosen
+        front = self.chart_tabs.currentIndex()
+        if front == SCALE_TAB:
+            self._draw_ranks_chart(s, rs, point)
+            self._draw_link_chart(s, bs, point)
+        else:
+            self._draw_time_chart(s, sw, point)
+            self._draw_busbw_chart(s, sw, point)
+        key = (s, self._selected, tuple(self._comparison), th.current_theme(), th.presentation_enabled())
+        self._drawn_from[front] = key
+        self._undrawn = {tab for tab in (SIZE_TAB, SCALE_TAB) if self._drawn_from.get(tab) != key}
         self._fill_logs_table()
         self._fill_results(s, point, self.selected_log())
         self._update_log_widgets(s, self.selected_log())
@@ -808,15 +832,15 @@ class AllReducePanel(PanelBase):
             line.label.updatePosition()
         c.set_operating_point(point.size_bytes, point.busbw, si_label(point.busbw, "B/s"))
         vb = c.getPlotItem().getViewBox()
-        vb.enableAutoRange()
+        # x follows the data; y is set (enabling both made pyqtgraph fit y to the data at once,
+        # then set it back: two range changes, each redoing every curve, per redraw)
+        vb.enableAutoRange(axis=pg.ViewBox.XAxis)
         vb.setYRange(0.0, max(tops) * 1.12, padding=0)  # the link line and the labels stay in view
 
-    def _draw_ranks_chart(self, s) -> None:
+    def _draw_ranks_chart(self, s, rs, point) -> None:
         c = self.ranks_chart
         c.clear_series()
         c.clear_reference_lines()
-        top = max(comms_sweep.RANKS_MAX, s.n_ranks)
-        rs = comms_sweep.rank_sweep(s.collective, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN, top)
         c.set_title(f"Against rank count ({_label(s.collective)} of {_size_text(s.size_bytes)})")
         if rs.tree is not None:
             c.add_series("ring", rs.ranks, rs.ring, color=_tone(RING_COLOR))
@@ -829,7 +853,6 @@ class AllReducePanel(PanelBase):
         if positive.any():
             c.add_series("ring transfer term", rs.ranks[positive], rs.ring_transfer[positive], color=th.current_theme().muted,
                          style="dash", width=1.5)
-        self._latency_from = rs.latency_from
         if rs.latency_from is not None and rs.latency_from > comms_sweep.RANKS_MIN:
             line = c.add_reference_line(float(rs.latency_from), label=f"latency dominates from n = {rs.latency_from:,}")
             line.setToolTip("From this rank count on, the ring spends more time in its 2(n-1) latency steps than "
@@ -847,17 +870,14 @@ class AllReducePanel(PanelBase):
             if t is not None:
                 c.add_series(view.label, [float(log.n_ranks)], [t],
                              color=view.color, symbol=view.symbol, width=1.0)
-        best = float(rs.best[rs.ranks == s.n_ranks][0]) if (rs.ranks == s.n_ranks).any() else \
-            float(comms_sweep.operating_point(s.collective, s.size_bytes, s.n_ranks, s.link_bw, s.alpha).best_time)
+        best = float(rs.best[rs.ranks == s.n_ranks][0]) if (rs.ranks == s.n_ranks).any() else point.best_time
         c.set_operating_point(float(s.n_ranks), best, f"{s.n_ranks:,} ranks: {si_label(best, 's')}")
         c.getPlotItem().getViewBox().enableAutoRange()
 
-    def _draw_link_chart(self, s, point) -> None:
+    def _draw_link_chart(self, s, bs, point) -> None:
         c = self.link_chart
         c.clear_series()
         c.clear_reference_lines()
-        lo, hi = min(1e9, s.link_bw / 2.0), max(2e12, s.link_bw * 2.0)
-        bs = comms_sweep.bandwidth_sweep(s.collective, s.size_bytes, s.n_ranks, s.alpha, lo, hi)
         c.set_title(f"Against link bandwidth ({_size_text(s.size_bytes)}, {s.n_ranks:,} ranks)")
         if bs.tree is not None:
             c.add_series("ring", bs.bandwidths, bs.ring, color=_tone(RING_COLOR))
