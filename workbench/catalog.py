@@ -10,7 +10,6 @@ test) passes a catalog explicitly or registers one with :func:`register`.
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Protocol
 
 from workbench import _validate as v
@@ -44,6 +43,8 @@ def register(catalog: Catalog) -> None:
 def _entry_point_catalogs() -> list[Catalog]:
     global _discovered
     if _discovered is None:
+        from importlib import metadata  # 17 ms to import: only when a catalog is looked up
+
         found = []
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
             found.append(entry.load())
