@@ -118,6 +118,7 @@ def test_idle_allocations_cost_and_draw_idle_power_when_known(qtbot, panel):
     # paid for, but no energy claimed without an idle power
     assert panel.result_text("Compute cost") == ("224k", "USD")  # 112,000 GPU-h x 2
     assert panel.result_text("Facility energy") == ("77", "MWh")
+    panel.chart_tabs.setCurrentIndex(FOOTPRINT_TAB)  # the note is on the Footprint tab
     note = panel.footprint_view.note.text()
     assert "Right-size" in note and "12k GPU-hours" in note and "not counted" in note
     type_into(qtbot, panel.field("idle_power_w_per_gpu"), "90 W")
@@ -151,6 +152,7 @@ def test_embodied_emissions_from_the_bloom_estimate_beside_the_operational(qtbot
     assert panel.result_text("Embodied CO2e") == shown(embodied * 1000, "g")
     assert panel.result_text("Total CO2e") == shown((30_800 + embodied) * 1000, "g")
     assert panel.result_text("CO2e") == ("30.8", "t")  # operational, as before
+    panel.chart_tabs.setCurrentIndex(FOOTPRINT_TAB)  # the note is on the Footprint tab
     assert "6 years at 85% use" in panel.footprint_view.note.text()
     assert panel.undo_stack().undoText() == f"Use embodied figure {bloom.name}"
     # an own figure: typed, amortised over the lifetime typed

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -36,6 +36,7 @@ from ui import theme as th
 from ui.charts import Chart
 from ui.panel import PanelBase, ResultRow
 from ui.panels.power_bars import INK, Bar
+from ui.panels.power_draw import Curve, LineSet, SeriesSet, move_operating_point
 from ui.panels.power_fields import ALL_GPUS, NOT_SET, OptionalField
 from ui.panels.power_footprint import FootprintView
 from ui.panels.power_tradeoff import TradeoffView
@@ -103,6 +104,21 @@ def _money(value: float) -> str:
     return _count(value)
 
 
+class _WrappedNote(QLabel):
+    """A word-wrapped label that makes sure, once the event loop is back, that it got the height
+    its text needs. A new text set while its dock is being raised (a hidden panel drawing as it
+    comes to the front) was laid out a line short, its last line cut, until the next change."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt naming
+        if text != self.text():
+            super().setText(text)
+            QTimer.singleShot(0, self, self._fit_height)
+
+    def _fit_height(self) -> None:
+        if self.heightForWidth(self.width()) > self.height():
+            self.updateGeometry()
+
+
 class PowerPanel(PanelBase):
     """Power cap sweep (tokens per joule and throughput against the cap) and the run's
     energy, CO2e and cost."""
@@ -128,7 +144,13 @@ class PowerPanel(PanelBase):
         self._zeus: footprint.ZeusCurve | None = None
         self._best_start: footprint.BestStart | None = None
         self._regions: tuple[footprint.RegionEmission, ...] = ()
+        self._where_computed = True  # _regions and _best_start are for the numbers shown
         self._command: footprint.CapCommand | None = None
+        #: tabs whose drawing is behind the numbers computed last: drawn when shown or read
+        self._stale_tabs: set[int] = set()
+        #: what the last refresh computed for the tabs to draw: (hardware, sweep, best, plan)
+        self._shown: tuple | None = None
+        self._tabs_filled = False  # every tab drawn once (the first numbers computed)
         super().__init__(scenario if scenario is not None else PowerScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self._build_charts()
@@ -181,7 +203,7 @@ class PowerPanel(PanelBase):
                                 min_inclusive=False,
                                 description="Throughput one GPU of your run reaches at full power (no cap), "
                                             "tokens per second")
-        self.throughput_note = QLabel(self.form_widget)
+        self.throughput_note = _WrappedNote(self.form_widget)
         self.throughput_note.setObjectName("throughputNote")
         self.throughput_note.setWordWrap(True)
         self.form.addRow("", self.throughput_note)
@@ -657,6 +679,15 @@ class PowerPanel(PanelBase):
         for widget, name in zip((cap_tab, self.tradeoff, self.where, self.footprint_view), TABS, strict=True):
             self.chart_tabs.addTab(widget, name)
         self.add_chart(self.chart_tabs)
+        # a change redraws the tab in front; the others draw when shown, or when read
+        self.chart_tabs.currentChanged.connect(self._draw_tab)
+        self.tradeoff.before_read = lambda: self._read_tab(TRADEOFF_TAB)
+        self.where.before_read = self.where.region_chart.before_read = lambda: self._read_tab(WHERE_TAB)
+        for reader in (self.footprint_view.table, self.footprint_view.energy_chart, self.footprint_view.co2_chart):
+            reader.before_read = lambda: self._read_tab(FOOTPRINT_TAB)
+        # the sweeps' curves and best-cap lines, moved in place on a value change
+        self._cap_series = [SeriesSet(chart) for chart in (self.chart, self.rate_chart)]
+        self._cap_lines = [LineSet(chart) for chart in (self.chart, self.rate_chart)]
 
     def set_presentation(self, enabled: bool) -> None:
         """Larger fonts: the labels need more room and the command box more height."""
@@ -787,9 +818,12 @@ class PowerPanel(PanelBase):
         self._sweep = self._plan = self._best = None
         self._footprint = self._partial = self._zeus = self._best_start = self._command = None
         self._regions = ()
-        for chart in (self.chart, self.rate_chart):
-            chart.clear_series()
-            chart.clear_reference_lines()
+        self._where_computed = True
+        self._shown = None
+        self._stale_tabs.clear()
+        for series, lines, chart in zip(self._cap_series, self._cap_lines, (self.chart, self.rate_chart), strict=True):
+            series.clear()
+            lines.clear()
             chart.clear_operating_point()
         self.straggler_label.setVisible(False)
         self.command_box.setPlainText("")
@@ -800,18 +834,16 @@ class PowerPanel(PanelBase):
         self.results.set_rows([ResultRow(q, None, "", tip) for q, tip in self._row_specs()])
         self._sync_slider(np.array([]), 0.0)
         self._view_message = message
+        self.throughput_note.setText("")
         self.show_status(message)
 
     def refresh(self) -> None:
-        if not hasattr(self, "chart_tabs"):
-            return  # still building
         s: PowerScenario = self._scenario
         self._sync_pue_combo()
         self._sync_region_combo()
         self._sync_footprint_form()
         self._sync_labels()
         self._sync_throughput()
-        self.throughput_note.setText("")
         hw = self._hardware()
         self._fill_precisions(hw)
         if hw is None:
@@ -850,15 +882,49 @@ class PowerPanel(PanelBase):
         self._sync_slider(np.asarray(sweep.cap_w), plan.cap_w)
         self.throughput_note.setText(self._plan_basis(rate) if self.follows_plan()
                                      else self._throughput_basis(s, peak, rate))
-        self._draw(hw, sweep, best, plan)
-        self._draw_footprint(hw, plan)
+        self._shown = (hw, sweep, best, plan)
+        self._stale_tabs = set(range(len(TABS)))
+        if not self._tabs_filled:
+            # the first numbers fill every tab, before any is laid out: a splitter takes its
+            # first sizes from what its tab holds when first shown (the footprint table's width)
+            for index in range(len(TABS)):
+                self._draw_tab(index)
+            self._tabs_filled = True
+        self._draw_tab(self.chart_tabs.currentIndex())
         self._fill_results(hw, best, plan, llama_kwh)
+
+    # -- the tabs: the one in front drawn on a change, the others when shown ---------------------
+    def _draw_tab(self, index: int) -> None:
+        """Draw tab ``index`` if its drawing is behind the last computed numbers."""
+        if index not in self._stale_tabs or self._shown is None:
+            return
+        self._stale_tabs.discard(index)
+        hw, sweep, best, plan = self._shown
+        if index == POWER_TAB:
+            self._draw(hw, sweep, best, plan)
+            self._draw_cap_notes()
+        elif index == TRADEOFF_TAB:
+            self._draw_tradeoff(plan)
+        elif index == WHERE_TAB:
+            self._draw_where()
+        elif index == FOOTPRINT_TAB:
+            self._draw_footprint()
+
+    def _read_tab(self, index: int) -> None:
+        """Before a tab's drawn numbers are read: whatever the panel and the tab put off, now."""
+        self.ensure_drawn()
+        self._draw_tab(index)
+
+    def stale_tabs(self) -> set[int]:
+        """The tabs not drawn since the last change (drawn when shown or read)."""
+        return set(self._stale_tabs)
 
     # -- the whole footprint --------------------------------------------------------------------
     def _compute_footprint(self, s: PowerScenario, tdp: float, rate: float, sweep, plan) -> None:
         """Everything past the busy GPUs: a partly capped job, Zeus's cost, idle hours, network
-        and embodied emissions, the other grids, the best start. Raises InputError as the
-        plan does (refresh shows it)."""
+        and embodied emissions. Raises InputError as the plan does (refresh shows it). The
+        other grids and the best start are the Where and when tab's alone: computed when it
+        is drawn (:meth:`_compute_where`)."""
         model = self._model_args(s)
         partial = None
         if s.power_cap_w is not None:
@@ -876,42 +942,66 @@ class PowerPanel(PanelBase):
             idle_power_w_per_gpu=s.idle_power_w_per_gpu, embodied_kg_per_gpu_s=embodied,
             energy_price_per_kwh=s.energy_price_per_kwh, gpu_hour_price=s.gpu_hour_price)
         zeus = footprint.zeus_curve(sweep, tdp, s.train_tokens, s.n_gpus, s.zeus_eta)
-        regions = [(g.key, g.g_per_kwh) for g in self._grids]
-        if s.region not in {g.key for g in self._grids}:
-            regions.append((CUSTOM, s.grid_g_per_kwh))
-        compared = footprint.compare_regions(fp.facility_energy_kwh, regions, fp.embodied_co2e_kg or 0.0)
-        when = None
-        if s.hourly_g_per_kwh and fp.training_s > 0:
-            when = footprint.best_start(s.hourly_g_per_kwh, fp.training_s, fp.training_facility_kwh)
         capped = s.capped_gpus if s.capped_gpus is not None and s.capped_gpus < s.n_gpus else None
         command = footprint.cap_commands(s.power_cap_w, tdp, capped, self._gpus_per_node())
         self._partial, self._footprint, self._zeus = partial, fp, zeus
         self._zeus_now = footprint.zeus_run_cost(plan.performance, tdp, s.train_tokens, s.n_gpus, s.zeus_eta)
-        self._regions, self._best_start, self._command = compared, when, command
+        self._command = command
+        self._regions, self._best_start = (), None
+        self._where_computed = False
+
+    def _compute_where(self) -> None:
+        """The run's CO2e on every grid region and the best start on the profile: once per
+        change, when the Where and when tab (or its CSV) first needs them."""
+        if self._where_computed or self._footprint is None:
+            return
+        self._where_computed = True
+        s: PowerScenario = self._scenario
+        fp = self._footprint
+        regions = [(g.key, g.g_per_kwh) for g in self._grids]
+        if s.region not in {g.key for g in self._grids}:
+            regions.append((CUSTOM, s.grid_g_per_kwh))
+        try:
+            compared = footprint.compare_regions(fp.facility_energy_kwh, regions, fp.embodied_co2e_kg or 0.0)
+            when = None
+            if s.hourly_g_per_kwh and fp.training_s > 0:
+                when = footprint.best_start(s.hourly_g_per_kwh, fp.training_s, fp.training_facility_kwh)
+        except (ValueError, ArithmeticError) as exc:  # as a refresh reports it: the panel stays up
+            self.show_status(f"Cannot compare the grid regions: {exc}")
+            return
+        self._regions, self._best_start = compared, when
 
     def _gpus_per_node(self) -> int:
         plan = getattr(self.plan_view(), "plan", None)
         return int(getattr(plan, "gpus_per_node", 8) or 8)
 
-    def _draw_footprint(self, hw, plan) -> None:
-        s: PowerScenario = self._scenario
+    def _draw_cap_notes(self) -> None:
+        """Under the sweeps: the straggler warning and the cap as a command."""
         theme = th.current_theme()
-        fp, partial = self._footprint, self._partial
-        # the straggler warning and the command
+        partial = self._partial
         if partial is not None and partial.stragglers:
             self.straggler_label.setText(self.straggler_text())
-            self.straggler_label.setStyleSheet(f"background: {theme.notice_bg}; color: {theme.ink}; "
-                                               "border-radius: 3px;")
+            style = f"background: {theme.notice_bg}; color: {theme.ink}; border-radius: 3px;"
+            if self.straggler_label.styleSheet() != style:  # a style sheet set again restyles the label
+                self.straggler_label.setStyleSheet(style)
             self.straggler_label.setVisible(True)
         else:
             self.straggler_label.setVisible(False)
-        self.command_box.setPlainText(self._command.text())
-        self._fit_command_box()
-        # energy and time
+        text = self._command.text()
+        if self.command_box.toPlainText() != text:
+            self.command_box.setPlainText(text)
+            self._fit_command_box()
+
+    def _draw_tradeoff(self, plan) -> None:
+        s: PowerScenario = self._scenario
         self.tradeoff.set_eta(s.zeus_eta)
         cap_text = f"{plan.cap_w:.0f} W" + (" (uncapped)" if s.power_cap_w is None else "")
         self.tradeoff.show_curve(self._zeus, plan.cap_w, cap_text, self._zeus_now)
-        # where and when
+
+    def _draw_where(self) -> None:
+        self._compute_where()
+        s: PowerScenario = self._scenario
+        fp = self._footprint
         names = {g.key: g for g in self._grids}
         rows = []
         for r in self._regions:
@@ -933,7 +1023,9 @@ class PowerPanel(PanelBase):
                        "of timestamp and intensity to find the best start for this run "
                        f"({units.format_quantity(fp.training_s, 's')}).")
         self.where.show_profile(s.hourly_g_per_kwh, self._best_start, summary)
-        # the whole footprint
+
+    def _draw_footprint(self) -> None:
+        fp = self._footprint
         energy_unit, energy_scale = (("MWh", 1e3) if fp.facility_energy_kwh >= 1e3 else ("kWh", 1.0))
         overhead = fp.pue - 1.0
         parts = [
@@ -1094,9 +1186,11 @@ class PowerPanel(PanelBase):
 
     def copy_command(self) -> None:
         """Put the cap's command (with its note) on the clipboard."""
+        self._read_tab(POWER_TAB)
         QGuiApplication.clipboard().setText(self.command_box.toPlainText())
 
     def command_text(self) -> str:
+        self._read_tab(POWER_TAB)
         return self.command_box.toPlainText()
 
     # -- the time-of-day profile ------------------------------------------------------------------
@@ -1159,13 +1253,12 @@ class PowerPanel(PanelBase):
                 f"{units.format_quantity(per_token, 'FLOP')} per token (6N)")
 
     def _draw(self, hw, sweep, best, plan) -> None:
+        """The Power cap tab: both sweeps (and compared scenarios'), the best cap, the
+        operating point, the notes under them. A value change moves the same items."""
         perf = plan.performance
-        for chart in (self.chart, self.rate_chart):
-            chart.clear_series()
-            chart.clear_reference_lines()
         main = "This scenario" if self._comparison else hw.name
-        self.chart.add_series(main, sweep.cap_w, sweep.tokens_per_joule, color=th.BLUE)
-        self.rate_chart.add_series(main, sweep.cap_w, sweep.tokens_per_s, color=th.ORANGE)
+        efficiency = [Curve(main, sweep.cap_w, sweep.tokens_per_joule, {"color": th.BLUE})]
+        rate = [Curve(main, sweep.cap_w, sweep.tokens_per_s, {"color": th.ORANGE})]
         for i, (name, other) in enumerate(self._comparison):
             color = COMPARE_COLORS[i % len(COMPARE_COLORS)]
             try:
@@ -1176,25 +1269,30 @@ class PowerPanel(PanelBase):
                 other_sweep = power.power_cap_sweep(other_hw.tdp_w, other_rate, **self._model_args(other))
             except (KeyError, ValueError):
                 continue
-            self.chart.add_series(name, other_sweep.cap_w, other_sweep.tokens_per_joule, color=color, style="dash")
-            self.rate_chart.add_series(name, other_sweep.cap_w, other_sweep.tokens_per_s, color=color,
-                                       style="dash")
+            efficiency.append(Curve(name, other_sweep.cap_w, other_sweep.tokens_per_joule,
+                                    {"color": color, "style": "dash"}))
+            rate.append(Curve(name, other_sweep.cap_w, other_sweep.tokens_per_s, {"color": color, "style": "dash"}))
         marker = "best tokens/J" if self._scenario.cap_objective == "energy" else "best cap"
-        self.chart.add_series(marker, [best.cap_w], [best.tokens_per_joule], color=th.GREEN,
-                              symbol="d", width=0.01, in_legend=False)
-        for chart in (self.chart, self.rate_chart):
-            chart.add_reference_line(best.cap_w, label=f"best {best.cap_w:.0f} W", color=th.GREEN)
+        efficiency.append(Curve(marker, [best.cap_w], [best.tokens_per_joule],
+                                {"color": th.GREEN, "symbol": "d", "width": 0.01, "in_legend": False}))
+        for series, curves in zip(self._cap_series, (efficiency, rate), strict=True):
+            series.draw(curves)
+        for lines in self._cap_lines:
+            lines.draw([(best.cap_w, f"best {best.cap_w:.0f} W", th.GREEN)])
         cap_text = f"{plan.cap_w:.0f} W" + (" (uncapped)" if self._scenario.power_cap_w is None else "")
-        self.chart.set_operating_point(plan.cap_w, float(perf.tokens_per_joule), cap_text)
-        self.rate_chart.set_operating_point(plan.cap_w, float(perf.tokens_per_s), "")
-        caps = np.concatenate([np.asarray(series.x) for series in self.chart.series()] + [[plan.cap_w]])
+        move_operating_point(self.chart, plan.cap_w, float(perf.tokens_per_joule), cap_text)
+        move_operating_point(self.rate_chart, plan.cap_w, float(perf.tokens_per_s), "")
+        caps = np.concatenate([np.asarray(c.x) for c in efficiency] + [[plan.cap_w]])
         ranges = []
-        for chart in (self.chart, self.rate_chart):
-            ys = np.concatenate([np.asarray(series.y) for series in chart.series()])
+        for curves in (efficiency, rate):
+            ys = np.concatenate([np.asarray(c.y) for c in curves])
             y_lo, y_hi = float(np.min(ys)), float(np.max(ys))
             span = (y_hi - y_lo) or abs(y_hi) or 1.0
-            # headroom at the top for the legend and the cap labels
-            top = 0.28 if chart.legend_visible() else 0.1
+            # headroom at the top for the legend (shown for more than one named series: the
+            # chart's rule, applied here so that the chart need not settle mid-draw) and the
+            # cap labels
+            legend = sum(1 for c in curves if c.style.get("in_legend", True)) > 1
+            top = 0.28 if legend else 0.1
             ranges.append((y_lo - 0.05 * span, y_hi + top * span))
         self._cap_ranges = (float(np.min(caps)), float(np.max(caps)), float(best.cap_w), ranges)
         self._fit_cap_ranges()
@@ -1212,8 +1310,17 @@ class PowerPanel(PanelBase):
         room = self._label_room(self.chart, f"best {best:.0f} W")
         if hi > lo and best + room * (hi - lo + margin) > hi:
             right = max(margin, best + room * (hi - lo + margin) - hi)
-        for chart, (y_lo, y_hi) in zip((self.chart, self.rate_chart), ranges, strict=True):
-            chart.set_log_range(lo - margin, hi + right, y_lo, y_hi)
+        # both views get the same x directly, their link held: through the link each x change
+        # moved the other view again (three view updates per redraw instead of two)
+        views = [chart.getPlotItem().getViewBox() for chart in (self.chart, self.rate_chart)]
+        for view in views:
+            view.blockLink(True)
+        try:
+            for chart, (y_lo, y_hi) in zip((self.chart, self.rate_chart), ranges, strict=True):
+                chart.set_log_range(lo - margin, hi + right, y_lo, y_hi)
+        finally:
+            for view in views:
+                view.blockLink(False)
 
     @staticmethod
     def _label_room(chart: Chart, text: str) -> float:
@@ -1333,9 +1440,10 @@ class PowerPanel(PanelBase):
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
         """The numbers of the tab in front, headers naming units: the cap sweep, Zeus's cost
         against the cap, the run on every grid, or the run summary."""
+        tab = self.chart_tabs.currentIndex()
+        self._read_tab(tab)
         if self._sweep is None:
             return None
-        tab = self.chart_tabs.currentIndex()
         if tab == TRADEOFF_TAB and self._zeus is not None:
             z = self._zeus
             return [(CAP_HEADER, z.cap_w), ("Zeus cost (J)", z.cost_j), ("eta x energy (J)", z.energy_term_j),

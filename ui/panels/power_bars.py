@@ -35,7 +35,13 @@ class HBarChart(Chart):
 
     def __init__(self, parent=None, **kwargs):
         self._bars: list[Bar] = []
-        self._items: list[pg.GraphicsObject] = []
+        #: one (bar, value text) pair per row drawn so far; rows beyond the bars shown are hidden
+        #: and taken again when rows come back (a value change updates them in place)
+        self._rows: list[tuple[pg.BarGraphItem, pg.TextItem]] = []
+        #: what each row's items were last given, so an unchanged row costs nothing
+        self._applied: list[tuple | None] = []
+        #: called before :meth:`bars` is read (a panel that draws a hidden tab when it is shown)
+        self.before_read: Callable[[], None] | None = None
         super().__init__(parent, **kwargs)
         plot = self.getPlotItem()
         plot.getViewBox().setMouseEnabled(x=False, y=False)
@@ -52,43 +58,72 @@ class HBarChart(Chart):
         self._draw()
 
     def bars(self) -> list[Bar]:
+        if self.before_read is not None:
+            self.before_read()  # its panel draws what it put off while the tab was hidden
         return list(self._bars)
+
+    def plot_items(self) -> list[pg.GraphicsObject]:
+        """The items drawing the bars shown now (bar, then its text, row by row)."""
+        return [item for pair in self._rows[:len(self._bars)] for item in pair]
 
     def clear_bars(self) -> None:
         self.set_bars([])
 
-    def _draw(self) -> None:
+    def _row_items(self, i: int) -> tuple[pg.BarGraphItem, pg.TextItem]:
+        if i < len(self._rows):
+            return self._rows[i]
         plot = self.getPlotItem()
-        for item in self._items:
-            plot.removeItem(item)
-        self._items = []
+        bar = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[-i], height=[self.BAR_HEIGHT])
+        bar.setZValue(10)
+        plot.addItem(bar)
+        text = pg.TextItem("", anchor=(-0.04, 0.5))
+        text.setZValue(30)
+        plot.addItem(text, ignoreBounds=True)
+        self._rows.append((bar, text))
+        self._applied.append(None)
+        return bar, text
+
+    def _draw(self) -> None:
         bars = self._bars
-        left = self.axis("left")
-        left.setTicks([[(-i, bar.label) for i, bar in enumerate(bars)], []])
+        self.axis("left").setTicks([[(-i, bar.label) for i, bar in enumerate(bars)], []])
+        for i in range(len(bars), len(self._rows)):
+            for item in self._rows[i]:
+                item.setVisible(False)
         if not bars:
             self.setMinimumHeight(0)
             return
         s = th.scale_factor(self.presentation())
         theme = self.theme()
-        font = QFont()
-        font.setPointSizeF(th.BASE_TICK_FONT_PT * s)
+        size = th.BASE_TICK_FONT_PT * s
         for i, bar in enumerate(bars):
+            item, text = self._row_items(i)
             color = QColor(theme.ink) if bar.color == INK else theme.tone(bar.color)
             edge = QColor(theme.ink) if bar.bold else QColor(theme.background)
-            item = pg.BarGraphItem(x0=[0.0], width=[max(bar.value, 0.0)], y=[-i], height=[self.BAR_HEIGHT],
-                                   brush=pg.mkBrush(color), pen=pg.mkPen(edge, width=(1.5 if bar.bold else 1.0) * s))
-            item.setZValue(10)
-            plot.addItem(item)
-            self._items.append(item)
-            if bar.text:
-                text = pg.TextItem(bar.text, anchor=(-0.04, 0.5), color=theme.ink)
-                bold = QFont(font)
-                bold.setBold(bar.bold)
-                text.setFont(bold)
-                text.setZValue(30)
-                text.setPos(QPointF(max(bar.value, 0.0), -i))
-                plot.addItem(text, ignoreBounds=True)
-                self._items.append(text)
+            width = max(bar.value, 0.0)
+            state = (width, color.rgba(), edge.rgba(), bar.bold, s, bar.text, QColor(theme.ink).rgba())
+            if state != self._applied[i]:
+                last = self._applied[i]
+                if last is None or last[:5] != state[:5]:
+                    item.setOpts(x0=[0.0], width=[width], y=[-i], height=[self.BAR_HEIGHT], brush=pg.mkBrush(color),
+                                 pen=pg.mkPen(edge, width=(1.5 if bar.bold else 1.0) * s))
+                if bar.text:
+                    if text.toPlainText() != bar.text:
+                        text.setText(bar.text)
+                    font = text.textItem.font()
+                    if font.pointSizeF() != size or font.bold() != bar.bold:
+                        font = QFont()
+                        font.setPointSizeF(size)
+                        font.setBold(bar.bold)
+                        text.setFont(font)
+                    ink = QColor(theme.ink)
+                    if text.color != ink:
+                        text.setColor(ink)
+                    pos = QPointF(width, -i)
+                    if text.pos() != pos:
+                        text.setPos(pos)
+                self._applied[i] = state
+            item.setVisible(True)
+            text.setVisible(bool(bar.text))
         self.setMinimumHeight(self.minimum_height_for_rows())  # a scroll area around it scrolls instead
         self._fit_range()
 

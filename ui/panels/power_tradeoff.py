@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from ui import theme as th
 from ui.charts import Chart
+from ui.panels.power_draw import Curve, LineSet, SeriesSet, move_operating_point
 from workbench import footprint, units
 
 #: slider positions per unit of eta (0.01 steps)
@@ -65,6 +66,10 @@ class TradeoffView(QWidget):
                            y_label="Cost", y_unit="J")
         self.chart.axis("x").enableAutoSIPrefix(False)
         self.chart.enable_hover(formatter=lambda x, y: f"cap {x:.0f} W\n{_joules(y)}")
+        self._series = SeriesSet(self.chart)
+        self._lines = LineSet(self.chart)
+        #: called before the drawn curve is read (a panel that draws this tab only when shown)
+        self.before_read = None
         self.summary = QLabel(self)
         self.summary.setObjectName("tradeoffSummary")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
@@ -96,8 +101,8 @@ class TradeoffView(QWidget):
     # -- drawing ----------------------------------------------------------------------------
     def clear(self, message: str = "") -> None:
         self._curve = None
-        self.chart.clear_series()
-        self.chart.clear_reference_lines()
+        self._series.clear()
+        self._lines.clear()
         self.chart.clear_operating_point()
         self.summary.setText(message)
 
@@ -105,22 +110,23 @@ class TradeoffView(QWidget):
         """Draw ``curve`` with the current cap (``cap_w``, labelled ``cap_text``) marked."""
         self._curve = curve
         chart = self.chart
-        chart.clear_operating_point()  # placed again once the new range is set, never in the old one
-        chart.clear_series()
-        chart.clear_reference_lines()
-        chart.add_series(COST, curve.cap_w, curve.cost_j, color=th.BLUE)
-        chart.add_series(ENERGY_TERM, curve.cap_w, curve.energy_term_j, color=th.GREEN, style="dash")
-        chart.add_series(TIME_TERM, curve.cap_w, curve.time_term_j, color=th.ORANGE, style="dot")
-        # the optimum is named in the legend: a label on its line would meet the legend or the edge
-        chart.add_series(f"{BEST} {curve.best_cap_w:.0f} W", [curve.best_cap_w], [curve.best_cost_j],
-                         color=th.GREEN, symbol="d", width=0.01)
-        chart.add_reference_line(curve.best_cap_w, color=th.GREEN)
+        self._series.draw([
+            Curve(COST, curve.cap_w, curve.cost_j, {"color": th.BLUE}),
+            Curve(ENERGY_TERM, curve.cap_w, curve.energy_term_j, {"color": th.GREEN, "style": "dash"}),
+            Curve(TIME_TERM, curve.cap_w, curve.time_term_j, {"color": th.ORANGE, "style": "dot"}),
+            # the optimum is named in the legend: a label on its line would meet the legend or the edge
+            Curve(f"{BEST} {curve.best_cap_w:.0f} W", [curve.best_cap_w], [curve.best_cost_j],
+                  {"color": th.GREEN, "symbol": "d", "width": 0.01}),
+        ])
+        self._lines.draw([(curve.best_cap_w, "", th.GREEN)])
         lo, hi = float(curve.cap_w.min()), float(curve.cap_w.max())
         span = hi - lo or 50.0
         ys = [float(curve.cost_j.max()), float(curve.energy_term_j.max()), float(curve.time_term_j.max())]
         top = max(ys) or 1.0
         chart.set_log_range(lo - 0.04 * span, hi + 0.04 * span, 0.0, top * 1.45)  # room above for the legend
-        chart.set_operating_point(cap_w, current_cost_j, cap_text)
+        # the point moves once the new range is set: its label is placed (when the chart
+        # settles) against the new range, never the old one
+        move_operating_point(chart, cap_w, current_cost_j, cap_text)
         extra = current_cost_j - curve.best_cost_j
         self.summary.setText(
             f"Least cost at {curve.best_cap_w:.0f} W: {_joules(curve.best_cost_j)} "
@@ -131,6 +137,8 @@ class TradeoffView(QWidget):
             + f" Max power = GPUs × TDP = {units.format_quantity(curve.max_power_w, 'W')}.")
 
     def curve(self) -> footprint.ZeusCurve | None:
+        if self.before_read is not None:
+            self.before_read()
         return self._curve
 
 

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from ui import theme as th
 from ui.charts import Chart
 from ui.panels.power_bars import Bar, HBarChart
+from ui.panels.power_draw import Curve, LineSet, SeriesSet
 from workbench import footprint, units
 
 INTENSITY = "grid intensity"
@@ -76,6 +77,9 @@ class WhereView(QWidget):
         self._rows: list[RegionRow] = []
         self._tonnes = True
         self._best: footprint.BestStart | None = None
+        #: called before the drawn rows or best start are read (a panel that draws this tab
+        #: only when it is shown)
+        self.before_read = None
 
         # -- regions --
         self.region_chart = HBarChart(title="CO2e by region", x_label="CO2e", x_unit="t")
@@ -136,6 +140,8 @@ class WhereView(QWidget):
         self.profile_chart.axis("y").enableAutoSIPrefix(False)
         self.profile_chart.axis("x").setTicks([[(h, f"{h:02d}:00") for h in range(0, 25, 3)], []])
         self.profile_chart.enable_hover(formatter=lambda x, y: f"{clock(x * 3600.0)}\n{y:.0f} gCO2e/kWh")
+        self._profile_series = SeriesSet(self.profile_chart)
+        self._profile_lines = LineSet(self.profile_chart)
         self.best_label = QLabel(self)
         self.best_label.setObjectName("bestStartLabel")
         self.best_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -191,24 +197,37 @@ class WhereView(QWidget):
                             bold=r.current))
         self.region_chart.set_bars(bars)
         table = self.sources
-        table.setRowCount(len(self._rows))
+        if table.rowCount() != len(self._rows):
+            table.setRowCount(len(self._rows))
         for i, r in enumerate(self._rows):
             cells = [r.name, f"{r.g_per_kwh:g}", str(r.year) if r.year is not None else "not given",
                      r.source]
             for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(r.source if column == 3 else f"{r.name}: {r.g_per_kwh:g} gCO2e/kWh")
-                if column in (1, 2):
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                tip = r.source if column == 3 else f"{r.name}: {r.g_per_kwh:g} gCO2e/kWh"
+                item = table.item(i, column)
+                if item is None:  # cells keep their items: a new run changes few of them
+                    item = QTableWidgetItem(text)
+                    if column in (1, 2):
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    table.setItem(i, column, item)
+                elif item.text() != text:
+                    item.setText(text)
+                if item.toolTip() != tip:
+                    item.setToolTip(tip)
                 font = item.font()
-                font.setBold(r.current)
-                item.setFont(font)
-                table.setItem(i, column, item)
+                if font.bold() != r.current:
+                    font.setBold(r.current)
+                    item.setFont(font)
         current = next((i for i, r in enumerate(self._rows) if r.current), None)
-        if current is not None:
+        if current is not None and table.currentRow() != current:
             table.selectRow(current)
 
+    def _drawn(self) -> None:
+        if self.before_read is not None:
+            self.before_read()
+
     def region_rows(self) -> list[RegionRow]:
+        self._drawn()
         return list(self._rows)
 
     def _region_hover(self, x: float, y: float) -> str:
@@ -242,30 +261,34 @@ class WhereView(QWidget):
         best start marked; ``summary`` under the chart."""
         self._best = best
         chart = self.profile_chart
-        chart.clear_series()
-        chart.clear_reference_lines()
         self.best_label.setText(summary)
         if not values:
+            self._profile_series.draw([])
+            self._profile_lines.draw([])
             chart.set_log_range(0.0, 24.0, 0.0, 500.0)
             return
         p = np.asarray(values, dtype=float)
         hours = np.arange(25, dtype=float)
         xs = np.repeat(hours, 2)[1:-1]
         ys = np.repeat(p, 2)
-        chart.add_series(INTENSITY, xs, ys, color=th.BLUE)
+        curves = [Curve(INTENSITY, xs, ys, {"color": th.BLUE})]
+        lines = []
         top = float(p.max())
         if best is not None:
             starts = np.append(best.hourly_starts_s, 24 * 3600.0) / 3600.0
             window = np.append(best.hourly_window_g_per_kwh, best.hourly_window_g_per_kwh[0])
-            chart.add_series(WINDOW, starts, window, color=th.ORANGE, style="dash")
+            curves.append(Curve(WINDOW, starts, window, {"color": th.ORANGE, "style": "dash"}))
             # the best start is named in the legend: a label on its line would meet the legend
-            chart.add_series(f"{BEST} {clock(best.start_s)}", [best.start_s / 3600.0], [best.best_g_per_kwh],
-                             color=th.GREEN, symbol="d", width=0.01)
-            chart.add_reference_line(best.start_s / 3600.0, color=th.GREEN)
+            curves.append(Curve(f"{BEST} {clock(best.start_s)}", [best.start_s / 3600.0], [best.best_g_per_kwh],
+                                {"color": th.GREEN, "symbol": "d", "width": 0.01}))
+            lines.append((best.start_s / 3600.0, "", th.GREEN))
             top = max(top, float(window.max()))
+        self._profile_series.draw(curves)
+        self._profile_lines.draw(lines)
         chart.set_log_range(-0.3, 24.3, 0.0, (top or 1.0) * 1.45)
 
     def best(self) -> footprint.BestStart | None:
+        self._drawn()
         return self._best
 
 
