@@ -719,8 +719,9 @@ class MainWindow(QMainWindow):
         self._open_notes = notes
         self._show_open_notes(project)
         # Which saved items cannot be loaded means parsing every payload (half a second for
-        # 10,000 scenarios): counted once the window has shown the project, then added here.
-        QTimer.singleShot(50, self, lambda p=project: self._report_problems(p))  # dropped with the window
+        # 10,000 scenarios): counted a frame's worth at a time once the project is shown, so
+        # edits are answered meanwhile, then added here.
+        QTimer.singleShot(50, self, lambda p=project: self._count_problems(p))  # dropped with the window
 
     def _show_open_notes(self, project: Project) -> None:
         notes = self._open_notes
@@ -729,9 +730,22 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage(f"Opened {project.path}", 5000)
 
-    def _report_problems(self, project: Project) -> None:
+    def _count_problems(self, project: Project) -> None:
         if project is not self.project or project.closed:
             return  # another project was opened meanwhile
+        try:
+            done = project.check_items_step()
+        except ProjectError as exc:
+            log.warning("could not check the saved items of %s: %s", project.path, exc)
+            return
+        if done:
+            self._report_problems(project)
+        else:
+            QTimer.singleShot(0, self, lambda: self._count_problems(project))
+
+    def _report_problems(self, project: Project) -> None:
+        if project is not self.project or project.closed:
+            return
         problems = project.problems
         if problems:
             self._open_notes = [*self._open_notes, f"{len(problems)} item(s) cannot be loaded: {problems[0]}"]
