@@ -114,6 +114,32 @@ def test_lines_switched_off_wait_hidden_out_of_the_plot(qtbot, catalog):
     assert all(item.isVisible() and item in plot.dataItems for item in every)
 
 
+def test_points_restyled_in_place_paint_as_pyqtgraph_paints_them(qtbot, catalog, monkeypatch):
+    """A new roof moves some kernels across the ridge: only their symbols are written into the
+    kept fragment buffer. What is painted is what pyqtgraph paints from the record array."""
+    from ui.panels.roofline import KernelScatter
+
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels(2000))
+    patched = []
+    patch = KernelScatter._patch_fragments
+    monkeypatch.setattr(KernelScatter, "_patch_fragments",
+                        lambda self, rows, rects: patched.append(len(rows)) or patch(self, rows, rects))
+
+    def grab() -> bytes:
+        panel.chart.viewport().repaint()
+        image = panel.chart.grab().toImage()
+        return bytes(image.constBits())  # while ``image`` lives: the bits are its memory
+
+    grab()
+    for change in ({"sparse": True}, {"precision": "fp8"}, {"sparse": False}):
+        panel.edit(**change, _merge=False)
+        fast = grab()
+        with monkeypatch.context() as m:
+            m.setattr(KernelScatter, "_paint_fast", lambda self, p, widget: False)
+            assert grab() == fast, change
+    assert max(patched) > 0  # some kernels changed class and were restyled in place
+
+
 # -- the kernel flags ------------------------------------------------------------------------------
 def test_the_kernel_flags_are_not_worked_out_again_for_a_display_option(qtbot, catalog):
     panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels())

@@ -215,11 +215,13 @@ class KernelScatter(pg.ScatterPlotItem):
                     (coords,) = self.fragmentAtlas[[(symbol, size, pens[c], brushes[c])]]
                     rects[c] = coords
         previous = getattr(self, "_filled_classes", None)
+        restyled = None  # (rows, their symbol rectangles) when only some points changed class
         if (same and previous is not None and len(previous) == n and getattr(self, "_filled_style", None) == style
                 and getattr(self, "_filled_rects", None) is not None and np.array_equal(self._filled_rects, rects)):
             # the same styles: only the points that changed class get another brush, pen and
             # symbol (a new roof moves a few kernels across the ridge)
             changed = np.flatnonzero(classes != previous)
+            restyled = (changed, rects[classes[changed]])
             if changed.size:
                 now = classes[changed]
                 data["brush"][changed] = brush_arr[now]
@@ -249,10 +251,26 @@ class KernelScatter(pg.ScatterPlotItem):
         self.prepareGeometryChange()
         self.informViewBoundsChanged()
         self.bounds = [None, None]
+        if restyled is None:
+            self._frags_ready = None
+        else:
+            self._patch_fragments(*restyled)
         self._maybeRebuildAtlas()
         self._updateMaxSpotSizes(data=data)
-        self.invalidate()
+        pg.ScatterPlotItem.invalidate(self)  # the drawing; the fragment buffer is kept (or dropped above)
         self.sigPlotChanged.emit(self)
+
+    def _patch_fragments(self, rows: np.ndarray, rects: np.ndarray) -> None:
+        """New symbol rectangles for some points, written into the fragment buffer that
+        ``_paint_fast`` keeps (refilling it for 10,000 points was a part of every redraw)."""
+        ready = getattr(self, "_frags_ready", None)
+        if ready is None or not len(rows):
+            return
+        frags = self._pixmapFragments.ndarray()
+        if frags.__array_interface__["data"][0] != ready[0] or len(frags) != ready[1]:
+            self._frags_ready = None
+            return
+        frags[rows, 2:6] = rects
 
     def move_points(self, x, y) -> bool:
         """New positions for the points already there, their styles kept (what setData with the
@@ -275,7 +293,7 @@ class KernelScatter(pg.ScatterPlotItem):
         self.prepareGeometryChange()
         self.informViewBoundsChanged()
         self.bounds = [None, None]
-        self.invalidate()
+        pg.ScatterPlotItem.invalidate(self)  # the symbols stay: so does the fragment buffer
         self.sigPlotChanged.emit(self)
         return True
 
@@ -624,6 +642,8 @@ class RooflinePanel(PanelBase):
         self._flags_for: tuple = (None, None)
         self.flag_updates = 0
         self._hardware_items: list[tuple[str, str]] | None = None  # (name, key) of the catalog's presets
+        self._synced_for: tuple | None = None  # what the device fields were last filled for
+        self._catalog_version = 0
         self._shown_rows: tuple | None = None  # what the results table shows (rows, warning colour)
         self._log_intensity: tuple[np.ndarray, np.ndarray] | None = None  # (intensity, its log10)
         # PanelBase.__init__ builds the form, chart and kernel table (_build) before it syncs the
@@ -846,6 +866,11 @@ class RooflinePanel(PanelBase):
 
     def _sync_fields(self) -> None:
         s = self.scenario()
+        key = (s.hardware, s.precision, s.show_l2, s.show_precision_ceilings, self._catalog_version)
+        if key == self._synced_for and self._combos_show(s):
+            super()._sync_fields()  # the rest of the form (its devices, texts and tips) shows s already
+            return
+        self._synced_for = key
         self._fill_hardware_combo(self.hardware_combo, s.primary, allow_none=False)
         for i, combo in enumerate(self.compare_combos):
             key = s.hardware[i + 1] if i + 1 < len(s.hardware) else NONE_KEY
@@ -875,8 +900,15 @@ class RooflinePanel(PanelBase):
         self.ceilings_check.setEnabled(hw is None or len(hw.precisions) > 1 or s.show_precision_ceilings)
         super()._sync_fields()
 
+    def _combos_show(self, s: RooflineScenario) -> bool:
+        """Whether the device combo boxes show ``s`` (a refused pick leaves one on another)."""
+        keys = [s.primary, *s.hardware[1:], *[NONE_KEY] * (len(self.compare_combos) + 1 - len(s.hardware))]
+        return all(c.currentData() == k for c, k in zip([self.hardware_combo, *self.compare_combos], keys,
+                                                        strict=True))
+
     def _catalog_changed(self) -> None:
         self._hardware_items = None
+        self._catalog_version += 1
         self._sync_fields()
         self._range_key = None
         self.refresh()
@@ -1722,8 +1754,8 @@ class RooflinePanel(PanelBase):
                     v = vb.mapSceneToView(QPointF(*end))
                     leaders_x.append(v.x())
                     leaders_y.append(v.y())
-        self.label_leaders.setData(leaders_x, leaders_y, connect="pairs",
-                                   pen=pg.mkPen(self.chart.theme().muted, width=1.0 * s))
+        pen = self._styles(("leaders", s), lambda: pg.mkPen(self.chart.theme().muted, width=1.0 * s))
+        self.label_leaders.setData(leaders_x, leaders_y, connect="pairs", pen=pen)
         for (item, _row), box in zip(labels, boxes, strict=True):
             if box is None:
                 if item.isVisible():
