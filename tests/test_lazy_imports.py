@@ -34,3 +34,4 @@ def test_the_main_window_module_imports_no_panel_and_no_database():
     mods = _modules_after("import ui.main_window")
     assert "sqlalchemy" not in mods
     assert not [m for m in mods if m.startswith("ui.panels.") and m != "ui.panels.measured_files"]
+    assert "ui.export" not in mods and "ui.preset_manager" not in mods  # for the first export, the first edit

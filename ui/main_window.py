@@ -54,7 +54,7 @@ from PySide6.QtWidgets import (
 import storage
 from storage.constants import FILE_SUFFIX
 from storage.errors import ProjectChangedOnDiskError, ProjectError, ProjectLockedError
-from ui import dialogs, export, plain
+from ui import dialogs, plain
 from ui import theme as th
 from ui.catalog import HardwareCatalog
 from ui.commands import push_override, push_scenario_edit
@@ -62,13 +62,14 @@ from ui.context_toolbar import ContextModel, ContextToolbar
 from ui.document import Document
 from ui.panels import PANELS
 from ui.panels import record as panel_record
-from ui.preset_manager import PresetManagerDialog
 from ui.run_summary import summary_line
 from ui.scenario_browser import ScenarioBrowser
 from workbench.scenarios import scenario_from_json
 
 if TYPE_CHECKING:
     from storage import Project
+    from ui.export import Caption
+    from ui.preset_manager import PresetManagerDialog
 
 log = logging.getLogger(__name__)
 
@@ -1232,12 +1233,14 @@ class MainWindow(QMainWindow):
         return background
 
     def export_active(self, fmt: str, path: str | Path, width_px: int = 1920, background: str = "white",
-                      kind: str | None = None, caption: export.Caption | None = None) -> Path:
+                      kind: str | None = None, caption: Caption | None = None) -> Path:
         """Export the active panel's chart (png/svg, with an optional slide caption) or its
         numbers (csv: the results table, then the chart's series) to ``path``.
         Raises ``ExportError``/``ValueError``/``OSError`` with a readable message."""
         panel = self.panels[kind or self._active_kind]
         panel.ensure_drawn()
+        from ui import export  # with the chart exporters: loaded for the first export
+
         return export.export_panel(panel, fmt, path, width_px=int(width_px),
                                    background=self._background(background), caption=caption)
 
@@ -1249,6 +1252,8 @@ class MainWindow(QMainWindow):
 
     def export_interactive(self, fmt: str, kind: str | None = None) -> Path | None:
         """Export with the options dialog (PNG/SVG) and a file chooser."""
+        from ui import export
+
         if kind is not None:
             self._active_kind = kind
         panel = self.active_panel()
@@ -1345,6 +1350,8 @@ class MainWindow(QMainWindow):
     def show_preset_manager(self) -> PresetManagerDialog:
         """The hardware preset manager (non-modal; its edits go on the window's undo stack)."""
         if self._preset_manager is None:
+            from ui.preset_manager import PresetManagerDialog
+
             self._preset_manager = PresetManagerDialog(self.project, self.catalog, self.undo_stack, self)
             self._preset_manager.finished.connect(self._preset_manager_closed)
         self._preset_manager.open()
