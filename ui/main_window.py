@@ -287,8 +287,7 @@ class MainWindow(QMainWindow):
         """Build panel ``kind`` from the document: its scenario as the document keeps it."""
         record = panel_record(kind)
         dock = self.docks[kind]
-        panel = record.view(self.catalog, self.document.scenario(kind), undo_stack=self.undo_stack)
-        panel.set_undo_stack(self.undo_stack)
+        panel = record.build(self.document)
         panel.saveRequested.connect(lambda kind=kind: self.save_panel_scenario(kind))
         panel.compareRequested.connect(lambda kind=kind: self.compare_in_panel(kind))
         panel.exportRequested.connect(lambda fmt, kind=kind: self.export_interactive(fmt, kind))

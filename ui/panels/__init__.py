@@ -49,6 +49,12 @@ class PanelRecord:
     #: False for a panel that shows the run plan itself (nothing of its own to save)
     saves_scenario: bool = True
 
+    def build(self, document) -> Any:
+        """The view of this kind for ``document`` (a :class:`ui.document.Document`): it shows the
+        scenario the document keeps for the kind and edits through the document's undo stack.
+        The caller wires it into its window, then ``document.attach``-es it."""
+        return self.view(document.hardware_catalog, document.scenario(self.kind), undo_stack=document.undo_stack)
+
     @property
     def view(self) -> type:
         if isinstance(self.view_ref, str):
