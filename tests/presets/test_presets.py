@@ -546,3 +546,15 @@ def test_model_presets_carry_their_shapes_and_sources():
     assert "Llama 3" in m.source and m.gated_mlp
     assert models["gpt3-175b"].seq_len == 2048 and not models["gpt3-175b"].gated_mlp
     assert presets.model_by_key("llama3-8b") is models["llama3-8b"]
+
+
+def test_a_sample_plan_named_after_a_model_preset_has_that_preset_s_shape():
+    # the Run plan panel then shows the preset's name, not "Custom"
+    from workbench import plan as plan_model
+
+    models = presets.load_models()
+    plans = [(name, s) for name, s in presets.sample_scenarios() if s.kind == "run_plan"]
+    named = [(name, s, m) for name, s in plans for m in models if name.startswith(m.name + " ")]
+    assert any(m.key == "llama3-70b" for _n, _s, m in named)
+    for name, scenario, model in named:
+        assert plan_model.shape_of(scenario) == model.fields(), name
