@@ -287,6 +287,7 @@ class ScalingPanel(PanelBase):
         self._user_sized = False  # the user dragged the chart/results splitter: keep their sizes
         self._box_sized = False  # the user dragged the results/measured table splitter
         self._ceiling_labels: list[str] = []
+        self._filled: tuple | None = None  # what the measured table shows (_measured_key)
         super().__init__(scenario if scenario is not None else ScalingScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self.chart = SpeedupChart(
@@ -713,7 +714,12 @@ class ScalingPanel(PanelBase):
     def measured_message_text(self) -> str:
         return self.measured_message.text() if not self.measured_message.isHidden() else ""
 
+    def _measured_key(self) -> tuple:
+        s = self.scenario()
+        return s.measured, s.mode, tuple(sorted(self._pending.items()))
+
     def _fill_measured(self) -> None:
+        self._filled = self._measured_key()
         s = self.scenario()
         t = self._table
         strong = s.mode == "strong"
@@ -757,7 +763,7 @@ class ScalingPanel(PanelBase):
     def _size_box(self, width: int | None = None) -> None:
         """The measured table as wide as its columns (at most 55% of the width under the
         chart), the results the rest."""
-        if not hasattr(self, "bottom_split") or self._box_sized:
+        if self._box_sized:
             return
         total = (self.bottom_split.width() if width is None else width) - self.bottom_split.handleWidth()
         if total <= 0:
@@ -807,8 +813,6 @@ class ScalingPanel(PanelBase):
         return max(_X_MIN_TOP, 4 * self.scenario().n_gpus)
 
     def refresh(self) -> None:
-        if not hasattr(self, "chart"):
-            return  # still being built
         s = self.scenario()
         self._analysis = None
         problem = ""
@@ -833,7 +837,10 @@ class ScalingPanel(PanelBase):
             self.clear_error()
         self._problem = problem
         self._draw_chart()
-        self._fill_measured()
+        if self._measured_key() != self._filled:  # a value elsewhere leaves the table as it is
+            self._fill_measured()
+        else:
+            self._size_box()  # the results beside it may need another width
         self._update_notices(peak)
         self._update_source_note()
         self.results.set_rows(self._rows())
@@ -843,7 +850,7 @@ class ScalingPanel(PanelBase):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt naming
         if obj is self.center and event.type() == QEvent.Type.Resize and not self._user_sized:
             self._fit_results(event.size().height() - self.center.handleWidth())
-        elif obj is getattr(self, "bottom_split", None) and event.type() == QEvent.Type.Resize:
+        elif obj is self.bottom_split and event.type() == QEvent.Type.Resize:
             self._size_box(event.size().width())
         return super().eventFilter(obj, event)
 
@@ -862,7 +869,8 @@ class ScalingPanel(PanelBase):
             # the chart keeps the most of the height, as in every panel; the tables scroll
             share = RESULTS_SHARE_PRESENTING if th.presentation_enabled() else RESULTS_SHARE
             rows = min(needed, int(total * share))
-            self.center.setSizes([total - rows, rows])
+            if self.center.sizes() != [total - rows, rows]:  # setSizes lays both tables out again
+                self.center.setSizes([total - rows, rows])
 
     def _law_name(self, scenario: ScalingScenario) -> str:
         return f"{sa.LAW_NAMES[scenario.mode]}, s = {ms.plain_percent(scenario.serial_fraction)}"
