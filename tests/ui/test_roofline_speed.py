@@ -168,6 +168,59 @@ def test_the_kernel_flags_are_not_worked_out_again_for_a_display_option(qtbot, c
     assert panel.flag_updates == count + 2 and model.time_stale(row)
 
 
+def _on_screen(widget) -> np.ndarray:
+    """What the screen shows of ``widget`` now (the window's flushed pixels)."""
+    from PySide6.QtWidgets import QApplication
+
+    QCoreApplication.processEvents()
+    QCoreApplication.processEvents()
+    window = widget.window()
+    image = QApplication.primaryScreen().grabWindow(window.winId()).toImage()
+    pixels = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
+    pixels = pixels.reshape(image.height(), image.bytesPerLine() // 4, 4).copy()  # while ``image`` lives
+    corner = widget.mapTo(window, widget.rect().topLeft())
+    return pixels[corner.y():corner.y() + widget.height(), corner.x():corner.x() + widget.width()]
+
+
+def test_new_flags_repaint_their_cells_and_keep_the_order(qtbot, catalog):
+    """A new roof flags other kernels: their cells are repainted (what the table shows is what
+    a full repaint shows), and a table sorted by a column the roof does not change keeps its
+    order without a layout change (which repaints every row)."""
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels())
+    model, proxy, table = panel.kernel_model, panel.kernel_proxy, panel.kernel_table
+    table.sortByColumn(model.FLOPS, Qt.SortOrder.DescendingOrder)
+    order = proxy.source_rows()
+    layouts = []
+    proxy.layoutChanged.connect(lambda *_a: layouts.append(1))
+    viewport = table.viewport()
+    _on_screen(viewport)
+    for change in ({"sparse": True}, {"sparse": False}, {"precision": "fp8"}, {"precision": "bf16"}):
+        flagged = model.flagged_rows()
+        panel.edit(**change, _merge=False)
+        assert model.flagged_rows() != flagged, change  # the fixture's kernels cross their roof
+        shown = _on_screen(viewport)
+        viewport.repaint()  # all of it
+        assert np.array_equal(shown, _on_screen(viewport)), change
+    assert not layouts and np.array_equal(proxy.source_rows(), order)
+    # a stale time confirmed: only the flag changes (no number does)
+    at, row = next((i, int(r)) for i, r in enumerate(proxy.source_rows()) if panel.kernels()[r].time_s is not None)
+    table.scrollTo(proxy.index(at, 0))  # its row on screen
+    old = panel.kernels()[row]
+    model.kernelEdited.emit(row, Kernel(old.name, old.flops, old.bytes * 2, old.time_s))
+    assert model.time_stale(row)
+    _on_screen(viewport)
+    model.timeConfirmed.emit(row)
+    assert not model.time_stale(row)
+    shown = _on_screen(viewport)
+    viewport.repaint()
+    assert np.array_equal(shown, _on_screen(viewport))
+    # sorted by a column the roof changes: sorted again, by the new values
+    table.sortByColumn(model.FRACTION, Qt.SortOrder.DescendingOrder)
+    panel.edit(sparse=True, _merge=False)
+    fractions = panel.placements().fraction_of_roof[proxy.source_rows()]
+    assert np.all(fractions[:-1] >= fractions[1:])
+
+
 def test_the_flags_shown_are_workbenchs(qtbot, catalog):
     kernels = _some_kernels()
     panel = _panel(qtbot, catalog, hardware=("h100-pcie",), kernels=kernels)

@@ -430,6 +430,20 @@ class RoofWarnings:
 
 
 _NO_FLAGS = np.zeros(0, dtype=bool)
+#: the roles a kernel's flags show in (colour, icon, tip): none of them is a sort key
+FLAG_ROLES = [_FOREGROUND_ROLE, _DECORATION_ROLE, _TOOLTIP_ROLE]
+
+
+def _changed_flags(old: tuple[np.ndarray, ...], new: tuple[np.ndarray, ...]):
+    """Per kernel, whether each flag changed from ``old`` to ``new`` (masks of one length, or
+    empty for none set); None when their lengths disagree (other kernels)."""
+    n = {len(m) for m in (*old, *new) if len(m)}
+    if len(n) != 1:
+        return None
+    (n,) = n
+    def full(m):
+        return m if len(m) else np.zeros(n, dtype=bool)
+    return tuple(full(a) != full(b) for a, b in zip(old, new, strict=True))
 
 
 class FlaggedKernelModel(KernelTableModel):
@@ -451,6 +465,7 @@ class FlaggedKernelModel(KernelTableModel):
         self._stale = _NO_FLAGS  # per kernel: time possibly stale (or empty: none is)
         self._any_flag = False
         self._texts: RoofWarnings | None = None
+        self._flag_changes: tuple[np.ndarray, np.ndarray] | None = None  # rows whose flags changed
         self._warning_color = QColor(th.current_theme().error)
         self._warning_brush = QBrush(self._warning_color)
         self._icon = warning_icon(self._warning_color)
@@ -497,15 +512,27 @@ class FlaggedKernelModel(KernelTableModel):
         self._texts = texts if len(above) else None
         if np.array_equal(above, self._above) and np.array_equal(stale, self._stale):
             return False
+        self._flag_changes = _changed_flags((self._above, self._stale), (above, stale))
         self._above, self._stale = above, stale
         self._any_flag = bool(len(above) or len(stale))
         return True
 
     def announce_flags(self) -> None:
-        """Tell the view the flagged columns may have changed (after ``set_flags`` said so)."""
+        """Tell the view the flagged cells may have changed (after ``set_flags`` said so): the
+        rows whose flags changed, when known, so that only their cells are repainted; with
+        the roles a flag shows in, so that a sorted table is not sorted again (no flag is a
+        sort key)."""
         n = len(self.kernels())
-        if n:
-            self.dataChanged.emit(self.index(0, self.NAME), self.index(n - 1, self.FRACTION))
+        changes, self._flag_changes = self._flag_changes, None
+        if not n:
+            return
+        if changes is not None and len(changes[0]) == n:
+            above, stale = changes
+            self._changed = {self.NAME: above | stale, self.TIME: stale, self.ACHIEVED: above, self.FRACTION: above}
+        try:
+            self.dataChanged.emit(self.index(0, self.NAME), self.index(n - 1, self.FRACTION), FLAG_ROLES)
+        finally:
+            self._changed = None
 
     def above_roof(self, row: int) -> bool:
         return 0 <= row < len(self._above) and bool(self._above[row])
@@ -1317,7 +1344,7 @@ class RooflinePanel(PanelBase):
         measured (unchanged) and the roof elsewhere. The result is the same, value for value,
         as ``place_many``'s (tests/ui/test_panel_roofline.py checks it)."""
         last = getattr(self, "_placed", None)
-        if last is not None and last[0] == kernels:
+        if last is not None and (last[0] is kernels or last[0] == kernels):
             _kernels, last_peak, last_bw, prev = last
             if (last_peak, last_bw) == (peak, bw):
                 return prev

@@ -181,6 +181,12 @@ class ImportReport(QWidget):
 
 
 # -- the table ------------------------------------------------------------------------------
+def _role_value(role) -> int:
+    """A role as Qt hands it to a slot (an int, or an ItemDataRole) as an int."""
+    return role.value if hasattr(role, "value") else int(role)
+
+
+
 # Roles as plain ints: Qt hands them to data() as ints, and comparing against the enum members
 # (or or-ing flags together) on every call was a good part of a table repaint.
 _DISPLAY = Qt.ItemDataRole.DisplayRole.value
@@ -192,6 +198,8 @@ _FOREGROUND = Qt.ItemDataRole.ForegroundRole.value
 _SORT = Qt.ItemDataRole.UserRole.value
 _ALIGN_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+#: the roles a change of which may change a column's sort key (UserRole is the key itself)
+_SORTED_ROLES = frozenset((_DISPLAY, _EDIT, _SORT))
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _FLAGS_EDITABLE = _FLAGS | Qt.ItemFlag.ItemIsEditable
 
@@ -509,7 +517,9 @@ class KernelSortProxy(QAbstractProxyModel):
         if self._identity:
             self.dataChanged.emit(self.mapFromSource(top_left), self.mapFromSource(bottom_right), roles)
             return
-        if top_left.column() <= self._column <= bottom_right.column():
+        # a change of what is shown only (a colour, an icon, a tip: the roles say) leaves the order
+        if top_left.column() <= self._column <= bottom_right.column() and (
+                not roles or any(_role_value(r) in _SORTED_ROLES for r in roles)):
             self._sort_again()
         rows = self.rowCount()
         if rows:
@@ -532,33 +542,41 @@ class KernelSortProxy(QAbstractProxyModel):
         return self._to_source.copy()
 
     def _sort_again(self) -> None:
-        """A new order, with the persistent indexes (the selection, the current cell) moved."""
+        """A new order, with the persistent indexes (the selection, the current cell) moved.
+        The same order as before changes nothing (a layout change repaints the whole view)."""
+        order, identity = self._order()
+        if identity == self._identity and np.array_equal(order, self._to_source):
+            return
         # emitted without arguments: PySide6 6.11 crashes emitting ([], VerticalSortHint)
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         sources = [(self._to_source[i.row()], i.column()) if i.isValid() and i.row() < len(self._to_source)
                    else None for i in persistent]
-        self._resort()
+        self._resort(order, identity)
         if persistent:
             moved = [self.index(int(self._from_source[s[0]]), s[1]) if s is not None and s[0] < len(self._from_source)
                      else QModelIndex() for s in sources]
             self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
 
-    def _resort(self) -> None:
+    def _order(self) -> tuple[np.ndarray, bool]:
+        """(source row of each proxy row, whether that is the scenario's order)."""
         source = self.sourceModel()
         n = source.rowCount() if source is not None else 0
         key = source.sort_key(self._column) if (isinstance(source, KernelTableModel) and self._column >= 0) else None
         if key is None or n == 0:
-            order = np.arange(n, dtype=np.intp)
-            self._identity = True
-        else:
-            if self._order_flag == Qt.SortOrder.AscendingOrder:
-                order = np.argsort(key, kind="stable")
-            else:  # descending, ties still in the scenario's order
-                order = (n - 1 - np.argsort(key[::-1], kind="stable"))[::-1]
-            order = np.ascontiguousarray(order, dtype=np.intp)
-            self._identity = False
+            return np.arange(n, dtype=np.intp), True
+        if self._order_flag == Qt.SortOrder.AscendingOrder:
+            order = np.argsort(key, kind="stable")
+        else:  # descending, ties still in the scenario's order
+            order = (n - 1 - np.argsort(key[::-1], kind="stable"))[::-1]
+        return np.ascontiguousarray(order, dtype=np.intp), False
+
+    def _resort(self, order: np.ndarray | None = None, identity: bool | None = None) -> None:
+        if order is None:
+            order, identity = self._order()
+        n = len(order)
+        self._identity = bool(identity)
         inverse = np.empty(n, dtype=np.intp)
         inverse[order] = np.arange(n, dtype=np.intp)
         self._to_source, self._from_source = order, inverse
