@@ -714,6 +714,7 @@ class PowerPanel(PanelBase):
         """What the tab in front shows: both sweeps (efficiency beside throughput), the cost
         curve, the regions and the profile, or the footprint's charts."""
         tab = self.chart_tabs.currentIndex()
+        self._read_tab(tab)  # what an export shows is the last change's
         if tab == TRADEOFF_TAB:
             return self.tradeoff.chart
         if tab == WHERE_TAB:
