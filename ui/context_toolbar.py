@@ -69,6 +69,13 @@ class _ToolbarIntField(IntField):
     set_hint = _ToolbarField.set_hint
 
 
+def _show(field: QuantityField, value: float) -> None:
+    """Show ``value`` in ``field`` unless it shows it already, untouched (no error, nothing
+    typed): formatting and setting the same text again on every plan edit is waste."""
+    if field.value() != value or field.error() or field.edit.isModified():
+        field.setValue(value)
+
+
 class ContextToolbar(QToolBar):
     """The widgets that edit a :class:`ContextModel`."""
 
@@ -197,20 +204,24 @@ class ContextToolbar(QToolBar):
                 index = self.hardware_combo.count() - 1
             self.hardware_combo.setCurrentIndex(index)
             hw = self.catalog.get(ctx.hardware) if ctx.hardware in self.catalog else None
-            precisions = hw.precisions if hw is not None else (ctx.precision,)
-            self.precision_combo.clear()
-            for p in precisions:
-                self.precision_combo.addItem(PRECISION_LABELS.get(p, p), p)
-            if self.precision_combo.findData(ctx.precision) < 0:
-                self.precision_combo.addItem(f"{PRECISION_LABELS.get(ctx.precision, ctx.precision)} (n/a)",
-                                             ctx.precision)
-            self.precision_combo.setCurrentIndex(self.precision_combo.findData(ctx.precision))
+            precisions = list(hw.precisions) if hw is not None else [ctx.precision]
+            wanted = [(PRECISION_LABELS.get(p, p), p) for p in precisions]
+            if ctx.precision not in precisions:
+                wanted.append((f"{PRECISION_LABELS.get(ctx.precision, ctx.precision)} (n/a)", ctx.precision))
+            combo = self.precision_combo
+            if [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())] != wanted:
+                # refilled for another device only: most plan edits keep its precisions
+                combo.clear()
+                for text, p in wanted:
+                    combo.addItem(text, p)
+            combo.setCurrentIndex(combo.findData(ctx.precision))
             can_sparse = hw is not None and ctx.precision in hw.precisions and hw.supports_sparsity(ctx.precision)
             self.sparse_check.setEnabled(can_sparse or ctx.sparse)
             self.sparse_check.setChecked(ctx.sparse)
-            self.sparse_check.setToolTip(
-                "Use the 2:4 structured-sparsity peak rate" if can_sparse
-                else "This preset has no sparse rate at this precision")
+            tip = ("Use the 2:4 structured-sparsity peak rate" if can_sparse
+                   else "This preset has no sparse rate at this precision")
+            if self.sparse_check.toolTip() != tip:
+                self.sparse_check.setToolTip(tip)
             plan = self.model.document.plan()
             for combo, key in ((self.interconnect_combo, plan.intra_node), (self.network_combo, plan.inter_node)):
                 index = combo.findData(key)
@@ -218,9 +229,9 @@ class ContextToolbar(QToolBar):
                     combo.addItem(str(key), key)
                     index = combo.count() - 1
                 combo.setCurrentIndex(index)
-            self.gpu_field.setValue(ctx.n_gpus)
-            self.model_field.setValue(ctx.model_params)
-            self.tokens_field.setValue(ctx.train_tokens)
+            for field, value in ((self.gpu_field, ctx.n_gpus), (self.model_field, ctx.model_params),
+                                 (self.tokens_field, ctx.train_tokens)):
+                _show(field, value)
         finally:
             self._syncing = False
 

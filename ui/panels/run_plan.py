@@ -169,12 +169,25 @@ class _TextBlock(pg.LabelItem):
         text = f"<div style='color:{ink}; font-size:{size_pt:.1f}pt;'>{body}</div>" if body else ""
         if text == self._html:
             return
+        size = self._laid_out_size()
         self._html = text
         self.text = text
         self.item.setHtml(text)
-        self.item.setDefaultTextColor(QColor(ink))
-        self._refit()
+        if self.item.defaultTextColor() != QColor(ink):
+            self.item.setDefaultTextColor(QColor(ink))
+        if self._laid_out_size() != size:
+            self._refit()
+        else:
+            # the same lines with other numbers: the chart's layout stays as it is (asking it
+            # again relaid out the whole plot on every change)
+            self.resizeEvent(None)
         self.setVisible(bool(body))
+
+    def _laid_out_size(self) -> tuple[float, float]:
+        if not self._html:
+            return (0.0, 0.0)
+        size = self.item.document().size()
+        return (size.width(), size.height())
 
     def set_wrap_width(self, width: float) -> None:
         width = max(80.0, float(width))
@@ -193,15 +206,18 @@ class _TextBlock(pg.LabelItem):
         can lag a new text); its width is whatever the chart gives it (it wraps)."""
         height = self.item.document().size().height() if self._html else 0.0
         width = self.item.document().size().width() if self._html else 0.0
-        self.setMinimumWidth(0)
-        self.setMinimumHeight(height)
-        self.setMaximumHeight(height)
-        self._sizeHint = {
+        hint = {
             Qt.SizeHint.MinimumSize: (0, height),
             Qt.SizeHint.PreferredSize: (width, height),
             Qt.SizeHint.MaximumSize: (-1, height),
             Qt.SizeHint.MinimumDescent: (0, 0),
         }
+        if hint == self._sizeHint:
+            return  # the same size (pyqtgraph calls this on every resize): no new layout round
+        self.setMinimumWidth(0)
+        self.setMinimumHeight(height)
+        self.setMaximumHeight(height)
+        self._sizeHint = hint
         self.updateGeometry()
 
     def text_height(self) -> float:
@@ -234,8 +250,14 @@ class BarChart(Chart):
         self.key = _TextBlock()
         plot.layout.addItem(self.caption, 4, 0, 1, 3)
         plot.layout.addItem(self.key, 5, 0, 1, 3)
+        #: the bars and texts of the drawing on show (the first of every item made)
         self.bars: list[pg.BarGraphItem] = []
         self.texts: list[pg.TextItem] = []
+        # every item made, in drawing order: a redraw gives them new values (the ones it does
+        # not need are hidden), so a change moves bars instead of making new ones
+        self._bar_items: list[pg.BarGraphItem] = []
+        self._text_items: list[pg.TextItem] = []
+        self._band: tuple | None = None
 
     def _restyle(self) -> None:
         super()._restyle()
@@ -249,8 +271,6 @@ class BarChart(Chart):
         super().resizeEvent(event)
 
     def rewrap(self, width: int | None = None) -> None:
-        if not hasattr(self, "caption"):
-            return
         width = (self.width() if width is None else width) - 24
         self.caption.set_wrap_width(width)
         self.key.set_wrap_width(width)
@@ -264,38 +284,87 @@ class BarChart(Chart):
     def font_pt(self, scale: float = 1.0) -> float:
         return th.BASE_TICK_FONT_PT * scale * th.scale_factor(self.presentation())
 
-    def clear_bars(self) -> None:
-        plot = self.getPlotItem()
-        for item in self.bars + self.texts:
-            plot.removeItem(item)
+    def begin_bars(self) -> None:
+        """A redraw starts: the next ``add_bar`` / ``add_text`` calls take back the items of the
+        last drawing, in order; :meth:`end_bars` hides those it did not take."""
         self.bars, self.texts = [], []
         self.clear_reference_lines()
+
+    def end_bars(self) -> None:
+        for item in (*self._bar_items[len(self.bars):], *self._text_items[len(self.texts):]):
+            if item.isVisible():
+                item.setVisible(False)
+
+    def clear_bars(self) -> None:
+        self.begin_bars()
+        self.end_bars()
 
     def add_bar(self, x0: float, width: float, y0: float, height: float, color: QColor,
                 pen: QColor | None = None, pen_width: float = 1.0) -> pg.BarGraphItem:
         s = th.scale_factor(self.presentation())
-        bar = pg.BarGraphItem(x0=[x0], width=[width], y0=[y0], height=[height], brush=pg.mkBrush(color),
-                              pen=pg.mkPen(pen if pen is not None else self.theme().background, width=pen_width * s))
-        bar.setZValue(10)
-        self.getPlotItem().addItem(bar)
+        pen_color = QColor(pen if pen is not None else self.theme().background)
+        look = (x0, width, y0, height, QColor(color).rgba(), pen_color.rgba(), pen_width * s)
+        i = len(self.bars)
+        if i < len(self._bar_items):
+            bar = self._bar_items[i]
+            if bar.look != look:
+                bar.setOpts(x0=[x0], width=[width], y0=[y0], height=[height], brush=pg.mkBrush(color),
+                            pen=pg.mkPen(pen_color, width=pen_width * s))
+            if not bar.isVisible():
+                bar.setVisible(True)
+        else:
+            bar = pg.BarGraphItem(x0=[x0], width=[width], y0=[y0], height=[height], brush=pg.mkBrush(color),
+                                  pen=pg.mkPen(pen_color, width=pen_width * s))
+            bar.setZValue(10)
+            self.getPlotItem().addItem(bar)
+            self._bar_items.append(bar)
+        bar.look = look  # what it was last given (the next redraw sets only what differs)
         self.bars.append(bar)
         return bar
 
     def add_text(self, text: str, x: float, y: float, anchor, *, bold: bool = False) -> pg.TextItem:
-        item = pg.TextItem(text, anchor=anchor, color=self.theme().ink)
-        font = QFont()
-        font.setPointSizeF(self.font_pt())
-        font.setBold(bold)
-        item.setFont(font)
-        item.setZValue(30)
-        item.setPos(QPointF(x, y))
-        self.getPlotItem().addItem(item, ignoreBounds=True)
+        """A text at (x, y) in data coordinates; its tooltip is cleared (the caller sets one)."""
+        size = self.font_pt()
+        i = len(self.texts)
+        if i < len(self._text_items):
+            item = self._text_items[i]
+            if item.toPlainText() != text:
+                item.setText(text)
+            ink = QColor(self.theme().ink)
+            if item.color != ink:
+                item.setColor(ink)
+            font = item.textItem.font()
+            if font.pointSizeF() != size or font.bold() != bold:
+                font.setPointSizeF(size)
+                font.setBold(bold)
+                item.setFont(font)
+            if tuple(item.anchor) != tuple(anchor):
+                item.setAnchor(anchor)
+            if item.toolTip():
+                item.setToolTip("")
+            if not item.isVisible():
+                item.setVisible(True)
+        else:
+            item = pg.TextItem(text, anchor=anchor, color=self.theme().ink)
+            font = QFont()
+            font.setPointSizeF(size)
+            font.setBold(bold)
+            item.setFont(font)
+            item.setZValue(30)
+            self.getPlotItem().addItem(item, ignoreBounds=True)
+            self._text_items.append(item)
+        if item.pos() != QPointF(x, y):
+            item.setPos(QPointF(x, y))
         self.texts.append(item)
         return item
 
     def set_band(self, x_max: float, rows: int = 1, top: float = 0.55) -> None:
         """x from 0 to ``x_max``; ``rows`` rows of bars, row i centred at y = -i; ``top`` room
         above the first row's centre."""
+        band = (x_max, rows, top)
+        if band == self._band:
+            return  # the same range: setting it again costs a range-change round
+        self._band = band
         vb = self.getPlotItem().getViewBox()
         vb.setRange(xRange=(0.0, x_max), yRange=(-(rows - 1) - 0.55, top), padding=0.0)
 
@@ -332,6 +401,7 @@ class RunPlanPanel(PanelBase):
         self._what_if_drawn: tuple[int, float] | None = None
         self._export_target = STEP_CHART
         self._form_ready = False
+        self._synced: set[str] = set()  # fields set from the plan at least once
         super().__init__(scenario if scenario is not None else DEFAULT_PLAN, parent, undo_stack=undo_stack)
         self.action_override.setVisible(False)  # this panel IS the plan: nothing to override
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # messages name the user's presets
@@ -537,6 +607,7 @@ class RunPlanPanel(PanelBase):
             combo.addItem(f"{key} (unknown link)", key)
 
     def _sync_field(self, name: str) -> None:
+        self._synced.add(name)
         if name == "intra_node":
             key = self._scenario.intra_node or OWN_LINK
             self._ensure_link_item(self.intra_combo, key)
@@ -552,9 +623,27 @@ class RunPlanPanel(PanelBase):
         if self.hardware_combo.findData(self._scenario.hardware) < 0:
             self._fill_hardware()
         self._fill_precisions()
-        super()._sync_fields()
+        for name in self._bindings:
+            if not self._shows(name):
+                self._sync_field(name)
         self._sync_preset()
         self._sync_labels()
+
+    def _shows(self, name: str) -> bool:
+        """Whether field ``name`` shows the plan's value already, untouched (no error, nothing
+        typed into it): a plan edit changes a few of the thirty fields, and setting the others
+        again only formatted and set the same text."""
+        if name not in self._synced:
+            return False  # never set: it shows its placeholder, not the plan's value
+        widget, kind = self._bindings[name]
+        value = getattr(self._scenario, name)
+        if kind == "quantity":
+            return widget.value() == value and not widget.error() and not widget.edit.isModified()
+        if kind == "choice":
+            return widget.currentData() == (value or OWN_LINK if name == "intra_node" else value)
+        if kind == "check":
+            return widget.isChecked() == bool(value)
+        return False
 
     def _sync_preset(self) -> None:
         shape = plan_model.shape_of(self._scenario)
@@ -566,12 +655,14 @@ class RunPlanPanel(PanelBase):
         for name, text in (("energy_price_per_kwh", f"Energy ({currency}/kWh)"),
                            ("gpu_hour_price", f"GPU-hour ({currency})")):
             label = self.form.labelForField(self.field(name))
-            if label is not None:
+            if label is not None and label.text() != text:  # a new text relays the form out
                 label.setTextFormat(Qt.TextFormat.PlainText)  # the currency is the user's text
                 label.setText(text)
         tp_many = self._scenario.tp > 1
         box = self.field("sequence_parallel")
-        box.setEnabled(tp_many or self._scenario.sequence_parallel)
+        enabled = tp_many or self._scenario.sequence_parallel
+        if box.isEnabled() != enabled:
+            box.setEnabled(enabled)
 
     def _on_catalog_changed(self) -> None:
         self._fill_hardware()
@@ -828,7 +919,13 @@ class RunPlanPanel(PanelBase):
 
     def _draw_chart(self, name: str) -> None:
         chart = self.charts()[name]
-        chart.clear_bars()
+        chart.begin_bars()
+        try:
+            self._draw_chart_items(name, chart)
+        finally:
+            chart.end_bars()
+
+    def _draw_chart_items(self, name: str, chart: BarChart) -> None:
         p = self._prediction
         if p is not None:
             {STEP_CHART: self._draw_step, MEMORY_CHART: self._draw_memory, WHAT_IF_CHART: self._draw_what_if}[name](p)
@@ -921,12 +1018,11 @@ class RunPlanPanel(PanelBase):
     def _on_what_if_resized(self, *_args) -> None:
         p = self._prediction
         if p is not None and self._what_if_drawn is not None and self._what_if_room() != self._what_if_drawn:
-            self._draw_what_if(p)
+            self._draw_chart(WHAT_IF_CHART)
 
     def _draw_what_if(self, p: Prediction) -> None:
         chart = self.what_if_chart
         theme = chart.theme()
-        chart.clear_bars()
         rows = self.what_if_rows()
         fit, width = self._what_if_room()
         self._what_if_drawn = (fit, width)
@@ -963,8 +1059,6 @@ class RunPlanPanel(PanelBase):
 
     # -- refresh and results -----------------------------------------------------------------
     def refresh(self) -> None:
-        if not hasattr(self, "step_chart"):
-            return  # still building
         self._sync_labels()
         prediction, problem = self._answer()
         if problem:

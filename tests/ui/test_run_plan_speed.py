@@ -1,0 +1,120 @@
+"""What keeps the Run plan panel quick (issue 15), checked by counting, never by timing.
+
+- one GPU count typed in the toolbar, with the Run plan panel in front, runs the prediction
+  and the what-if ladder once, and the panel's charts keep their bar and text items (given
+  new values in place);
+- what the panel then shows (bars, results, form fields) is what a fresh panel shows for the
+  same plan, and the numbers are ``workbench.plan``'s;
+- a chart's text block asks the chart for a new layout only when its size changed, and the
+  toolbar refills its precision list only for another device.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from ui.panels.run_plan import RunPlanPanel, _TextBlock
+from workbench import plan as plan_model
+
+
+@pytest.fixture
+def window(new_window):
+    w = new_window()
+    w.raise_panel("run_plan")
+    return w
+
+
+def _type(qtbot, edit, text: str) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+
+
+def _items(panel) -> dict[str, list[int]]:
+    return {name: [id(i) for i in (*chart._bar_items, *chart._text_items)] for name, chart in panel.charts().items()}
+
+
+def _calls(monkeypatch, name: str) -> list:
+    calls = []
+    real = getattr(plan_model, name)
+    monkeypatch.setattr(plan_model, name, lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls
+
+
+def test_a_toolbar_edit_predicts_once_and_moves_the_bars_it_has(qtbot, window, monkeypatch):
+    panel = window.panel("run_plan")
+    _type(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    assert panel.prediction() is not None
+    kept = {name: list(chart.bars) for name, chart in panel.charts().items()}
+    items = _items(panel)
+    predicts, ladders = _calls(monkeypatch, "predict"), _calls(monkeypatch, "what_if")
+    _type(qtbot, window.context_toolbar.gpu_field.edit, "512")
+    assert window.document.plan().n_gpus == 512 and panel.scenario().n_gpus == 512
+    assert "512 ×" in window.summary_label.text()
+    assert len(predicts) == 1 and len(ladders) == 1
+    assert _items(panel) == items  # no bar or text item made or dropped
+    for name, chart in panel.charts().items():
+        same = min(len(kept[name]), len(chart.bars))
+        assert chart.bars[:same] == kept[name][:same]
+    # the bars are the new prediction's
+    p = plan_model.predict(window.document.plan(), window.document.catalog)
+    assert panel.prediction().step_time_s == pytest.approx(p.step_time_s)
+    widths = [bar.opts["width"][0] for bar in panel.step_chart.bars]
+    assert widths == pytest.approx([s for _t, _l, s in panel.step_segments()])
+    assert sum(widths) == pytest.approx(p.step_time_s)
+
+
+def test_after_toolbar_edits_the_panel_shows_what_a_fresh_one_shows(qtbot, window):
+    panel = window.panel("run_plan")
+    for text in ("64", "512", "24"):
+        _type(qtbot, window.context_toolbar.gpu_field.edit, text)
+    fresh = RunPlanPanel(window.catalog, window.document.plan())
+    qtbot.addWidget(fresh)
+    fresh.resize(panel.size())
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    assert panel.results.rows() == fresh.results.rows()
+    for name in panel.CONTEXT_FIELDS:
+        ours, theirs = panel.field(name), fresh.field(name)
+        shown = getattr(ours, "edit", ours)
+        expected = getattr(theirs, "edit", theirs)
+        text = shown.text() if hasattr(shown, "text") else shown.currentText()
+        assert text, name  # every field shows the plan's value (a placeholder is no text)
+        assert text == (expected.text() if hasattr(expected, "text") else expected.currentText()), name
+    for name, chart in panel.charts().items():
+        other = fresh.charts()[name]
+        assert [b.opts["width"][0] for b in chart.bars] == pytest.approx([b.opts["width"][0] for b in other.bars])
+        assert chart.caption.plain_text() == other.caption.plain_text()
+        assert chart.key.plain_text() == other.key.plain_text()
+        assert [t.toPlainText() for t in chart.texts] == [t.toPlainText() for t in other.texts]
+        # items not needed by this drawing are hidden, the ones shown are the drawing's
+        assert all(item.isVisible() for item in (*chart.bars, *chart.texts))
+        assert not any(item.isVisible() for item in chart._bar_items[len(chart.bars):])
+
+
+def test_a_text_block_asks_for_a_layout_only_when_its_size_changes(qtbot, window, monkeypatch):
+    block = window.panel("run_plan").step_chart.key
+    asked = []
+    monkeypatch.setattr(_TextBlock, "updateGeometry", lambda self: asked.append(self))
+    block.set_html("Compute 1.23 s (99.1%)", "#000000", 9.0)
+    assert asked  # another size than the key had: the chart makes room
+    asked.clear()
+    block.set_html("Compute 4.56 s (99.7%)", "#000000", 9.0)  # the same size, other digits
+    assert asked == [] and "4.56" in block.plain_text()
+    block.set_html("Compute 4.56 s (99.7%)<br>and a second line", "#000000", 9.0)
+    assert asked  # one line more: the chart makes room again
+
+
+def test_the_toolbar_keeps_its_precision_list_for_the_same_device(qtbot, window, monkeypatch):
+    toolbar = window.context_toolbar
+    combo = toolbar.precision_combo
+    items = [combo.itemText(i) for i in range(combo.count())]
+    cleared = []
+    monkeypatch.setattr(combo, "clear", lambda: cleared.append(1))
+    _type(qtbot, toolbar.gpu_field.edit, "256")
+    assert window.document.plan().n_gpus == 256
+    assert cleared == [] and [combo.itemText(i) for i in range(combo.count())] == items
+    assert combo.currentData() == window.document.plan().precision
+    assert toolbar.gpu_field.edit.text() == "256"
