@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QUndoStack
 
 from ui.catalog import HardwareCatalog
@@ -219,6 +219,55 @@ def test_new_flags_repaint_their_cells_and_keep_the_order(qtbot, catalog):
     panel.edit(sparse=True, _merge=False)
     fractions = panel.placements().fraction_of_roof[proxy.source_rows()]
     assert np.all(fractions[:-1] >= fractions[1:])
+
+
+class _PaintedArea(QObject):
+    """The area of the paint events a widget gets (pixels, summed)."""
+
+    def __init__(self, widget):
+        super().__init__()
+        self.area = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
+        if event.type() == QEvent.Type.Paint:
+            self.area += sum(r.width() * r.height() for r in event.region())
+        return False
+
+
+def test_a_table_sorted_by_a_computed_column_repaints_only_what_moved(qtbot, catalog):
+    """Sorted by "Of roof", a new roof sorts the kernels again; when the rows on screen show the
+    same kernels, only their changed cells are repainted, not every row (Qt's relayout after
+    a new order); when other kernels come on screen, all of it. Either way the table shows
+    what a full repaint shows."""
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels(2000))
+    model, proxy, table = panel.kernel_model, panel.kernel_proxy, panel.kernel_table
+    viewport = table.viewport()
+    changes = ({"sparse": True}, {"sparse": False}, {"precision": "fp8"}, {"precision": "bf16"})
+    for change in changes:  # the results beside the table take their widest text (they only grow)
+        panel.edit(**change, _merge=False)
+    _on_screen(viewport)
+    full = viewport.width() * viewport.height()
+    painted = _PaintedArea(viewport)
+    layouts, checked = [], []
+    proxy.layoutChanged.connect(lambda *_a: layouts.append(1))
+    for column, order in ((model.FRACTION, Qt.SortOrder.DescendingOrder), (model.BOUND, Qt.SortOrder.AscendingOrder)):
+        table.sortByColumn(column, order)
+        _on_screen(viewport)
+        for change in changes:
+            on_screen = proxy.source_rows_in(table.rowAt(0), table.rowAt(viewport.height() - 1))
+            painted.area, layouts[:] = 0, []
+            panel.edit(**change, _merge=False)
+            shown = _on_screen(viewport)
+            same = np.array_equal(on_screen, proxy.source_rows_in(table.rowAt(0), table.rowAt(viewport.height() - 1)))
+            if layouts and same:  # sorted again, the same kernels on screen: their changed cells only
+                assert painted.area < full / 2, (column, change)
+                checked.append(change)
+            viewport.repaint()  # all of it
+            assert np.array_equal(shown, _on_screen(viewport)), (column, change)
+        fractions = panel.placements().fraction_of_roof[proxy.source_rows()] if column == model.FRACTION else None
+        assert fractions is None or np.all(fractions[:-1] >= fractions[1:])
+    assert checked  # the case was there
 
 
 def test_the_flags_shown_are_workbenchs(qtbot, catalog):

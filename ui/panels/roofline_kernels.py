@@ -541,6 +541,10 @@ class KernelSortProxy(QAbstractProxyModel):
         """Source row of each proxy row, top to bottom (a copy)."""
         return self._to_source.copy()
 
+    def source_rows_in(self, first: int, last: int) -> np.ndarray:
+        """Source rows of proxy rows ``first`` to ``last`` (a copy)."""
+        return self._to_source[first:last + 1].copy()
+
     def _sort_again(self) -> None:
         """A new order, with the persistent indexes (the selection, the current cell) moved.
         The same order as before changes nothing (a layout change repaints the whole view)."""
@@ -632,6 +636,7 @@ class KernelTableView(QTableView):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self._rows_before_layout: np.ndarray | None = None
         self.setObjectName("kernelTable")
         self.setAccessibleName("Kernels")
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -703,6 +708,41 @@ class KernelTableView(QTableView):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # presentation mode: columns for the new text
             self.set_column_widths()
+
+    def setModel(self, model):  # noqa: N802 - Qt naming
+        old = self.model()
+        if isinstance(old, KernelSortProxy):
+            old.layoutAboutToBeChanged.disconnect(self._note_rows_on_screen)
+        super().setModel(model)
+        if isinstance(model, KernelSortProxy):
+            model.layoutAboutToBeChanged.connect(self._note_rows_on_screen)
+
+    def _rows_on_screen(self) -> np.ndarray | None:
+        """The source rows (kernels) of the rows on screen, top to bottom; None if unknown."""
+        model = self.model()
+        if not isinstance(model, KernelSortProxy) or not self.isVisible():
+            return None
+        first = self.rowAt(0)
+        if first < 0:
+            return None
+        last = self.rowAt(self.viewport().height() - 1)
+        return model.source_rows_in(first, model.rowCount() - 1 if last < 0 else last)
+
+    def _note_rows_on_screen(self, *_args) -> None:
+        self._rows_before_layout = self._rows_on_screen()
+
+    def doItemsLayout(self):  # noqa: N802 - Qt naming
+        """After the sort proxy's new order (a layout change, with a new roof when the table is
+        sorted by a computed column) Qt lays the rows out again and repaints every one. When
+        the rows on screen show the same kernels as before, only the geometry is brought up to
+        date: the cells whose numbers changed are repainted by their data change."""
+        before, self._rows_before_layout = self._rows_before_layout, None
+        if before is not None and self.state() != QAbstractItemView.State.EditingState:
+            now = self._rows_on_screen()
+            if now is not None and np.array_equal(before, now):
+                self.updateGeometries()
+                return
+        super().doItemsLayout()
 
     def dataChanged(self, top_left, bottom_right, roles=()):  # noqa: N802 - Qt naming
         """Qt repaints the whole viewport when more than one cell changes. A new roof changes a
