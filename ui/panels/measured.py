@@ -440,10 +440,8 @@ class MeasuredPanel(PanelBase):
 
     def _drawn(self) -> None:
         """Draw now what a panel hidden behind another tab put off, before its numbers are read."""
-        ensure = getattr(self, "ensure_drawn", None)
-        if callable(ensure):
-            ensure()
-        if len(self._analyses) != len(self.scenario().runs) and hasattr(self, "charts"):
+        self.ensure_drawn()
+        if len(self._analyses) != len(self.scenario().runs):
             self._force_draw = True
             try:
                 self.refresh()
@@ -695,8 +693,6 @@ class MeasuredPanel(PanelBase):
         return super().blocking_problem()
 
     def refresh(self) -> None:
-        if not hasattr(self, "charts"):
-            return  # still building
         s: ms.MeasuredScenario = self.scenario()
         plan = self._plan()
         prediction, problem = self._predict(plan)
