@@ -138,6 +138,10 @@ def test_points_restyled_in_place_paint_as_pyqtgraph_paints_them(qtbot, catalog,
             m.setattr(KernelScatter, "_paint_fast", lambda self, p, widget: False)
             assert grab() == fast, change
     assert max(patched) > 0  # some kernels changed class and were restyled in place
+    # the points' bounding rectangle, from the bounds set_points kept, is pyqtgraph's own
+    points = panel.points
+    assert points.boundingRect() == pg.ScatterPlotItem.boundingRect(points)
+    assert points.boundingRect().width() > 0
 
 
 # -- the kernel flags ------------------------------------------------------------------------------

@@ -298,6 +298,24 @@ class KernelScatter(pg.ScatterPlotItem):
         return True
 
     # -- painting ---------------------------------------------------------------------------
+    def boundingRect(self):  # noqa: N802 - Qt naming
+        """pyqtgraph's rectangle, from the bounds ``set_points`` keeps: its own takes the minimum
+        and maximum of every point again after each change (and the view asks several times)."""
+        bounds = self._xy_bounds if self.data is getattr(self, "_filled", None) and len(self.data) else None
+        if bounds is None or self._maxSpotWidth:  # spot sizes in data units: pyqtgraph's own
+            return super().boundingRect()
+        xmn, xmx, ymn, ymx = bounds
+        px = py = 0.0
+        pad = self.pixelPadding()
+        if pad > 0:
+            vx, vy = self.pixelVectors()
+            try:
+                px = 0.0 if vx is None else vx.length() * pad
+                py = 0.0 if vy is None else vy.length() * pad
+            except OverflowError:
+                return super().boundingRect()
+        return QRectF(xmn - px, ymn - py, 2 * px + xmx - xmn, 2 * py + ymx - ymn)
+
     def invalidate(self) -> None:
         self._frags_ready = None
         super().invalidate()
