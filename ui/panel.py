@@ -400,6 +400,8 @@ class PanelBase(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
         name_form_fields(self)  # rows added since the last show get their label as accessible name
         super().showEvent(event)
+        if self.on_screen():
+            self._catch_up()
         if getattr(self, "_stale", False) and self.on_screen():
             self.refresh()
 
@@ -410,6 +412,8 @@ class PanelBase(QWidget):
 
     def set_on_screen(self, on: bool) -> None:
         self._on_screen = bool(on)
+        if on:
+            self._catch_up()  # may redraw: it changes the scenario
         if on and self.is_stale() and self.isVisible():
             self.refresh()
 
@@ -422,7 +426,9 @@ class PanelBase(QWidget):
         if self.is_stale():
             self._force_draw = True
             try:
-                self.refresh()
+                self._catch_up()
+                if self.is_stale():
+                    self.refresh()
             finally:
                 self._force_draw = False
 
@@ -735,6 +741,7 @@ class PanelBase(QWidget):
 
     # -- scenario, editing, undo ----------------------------------------------------------------
     def scenario(self) -> Any:
+        self._catch_up()
         return self._scenario
 
     def set_scenario(self, scenario: Any) -> None:
@@ -758,6 +765,7 @@ class PanelBase(QWidget):
         validation error is shown next to the field (or in the status line), nothing pushed.
         Consecutive edits of one field merge into one step unless ``_merge`` is False (a
         switch of mode rather than typing)."""
+        self._catch_up()
         if self._scenario is None:
             self.show_status("No scenario to edit")
             return False
@@ -824,6 +832,8 @@ class PanelBase(QWidget):
         on = bool(on)
         if on == self._override_context:
             return
+        if on:
+            self._catch_up()  # the local copy starts from the plan as it is now
         self._override_context = on
         if self.action_override.isChecked() != on:
             self.action_override.setChecked(on)
@@ -866,7 +876,30 @@ class PanelBase(QWidget):
     def follow_plan(self, view: Any) -> bool:
         """Receive the run plan (a :class:`workbench.workspace.PlanView`): the scenario follows
         it as ``workbench.workspace.follow_plan`` says, unless Local override is on. No undo
-        step: the plan's edit is the step. Returns whether the scenario followed."""
+        step: the plan's edit is the step. Returns whether the scenario followed.
+
+        A panel in a window but behind another tab only notes the plan: it follows it when it
+        is shown, or when its scenario is asked for (:meth:`scenario`), whichever comes first."""
+        behind_a_tab = getattr(self, "_on_screen", True) is False  # the window said so
+        if self.context_sink is not None and behind_a_tab and not getattr(self, "_force_draw", False):
+            from workbench.workspace import context_of
+
+            self._view = view
+            self._context = context_of(view.plan, view.sparse)
+            self._plan_pending = view
+            self._stale = True
+            return not self._override_context and self._scenario is not None
+        self._plan_pending = None
+        return self._follow_now(view)
+
+    def _catch_up(self) -> None:
+        """Follow the plan noted while the panel was hidden (see :meth:`follow_plan`)."""
+        view = getattr(self, "_plan_pending", None)
+        if view is not None:
+            self._plan_pending = None
+            self._follow_now(view)
+
+    def _follow_now(self, view: Any) -> bool:
         from workbench.workspace import context_of, follow_plan
 
         self._view = view
@@ -936,10 +969,16 @@ class PanelBase(QWidget):
             note = self._override_note or (
                 "Local override: this panel keeps its own inputs, not the run plan's." if self._override_context
                 else "This panel's inputs differ from the run plan.")
-            self.plan_banner_label.setText(note)
-            self.adopt_button.setVisible(bool(self.CONTEXT_FIELDS))
-            self.plan_banner.setStyleSheet(f"#planBanner {{ background: {th.current_theme().notice_bg}; }}")
-        self.plan_banner.setVisible(differs)
+            # each of these asks the window for a new layout even when nothing changed: only if it did
+            if self.plan_banner_label.text() != note:
+                self.plan_banner_label.setText(note)
+            if self.adopt_button.isVisibleTo(self.plan_banner) != bool(self.CONTEXT_FIELDS):
+                self.adopt_button.setVisible(bool(self.CONTEXT_FIELDS))
+            sheet = f"#planBanner {{ background: {th.current_theme().notice_bg}; }}"
+            if self.plan_banner.styleSheet() != sheet:
+                self.plan_banner.setStyleSheet(sheet)
+        if self.plan_banner.isVisibleTo(self) != differs:
+            self.plan_banner.setVisible(differs)
 
     def return_to_plan(self) -> None:
         """Drop the panel's own inputs: show the plan's again (Local override off; one undo

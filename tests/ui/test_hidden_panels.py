@@ -108,3 +108,39 @@ def test_a_local_override_of_a_panel_never_opened_survives_save_and_reopen(qtbot
     again.document.edit_plan(n_gpus=128)  # the plan moves on; the local panel keeps its own
     assert again.document.override("power") and again.document.scenario("power").n_gpus == 24
     assert again.panel("power").override_context() and again.panel("power").scenario().n_gpus == 24
+
+
+def test_a_built_panel_behind_a_tab_follows_the_plan_when_shown_or_read(qtbot, window, monkeypatch):
+    _painted(qtbot, window)
+    power = window.panel("power")  # built, behind the Run plan's tab
+    assert not power.on_screen()
+    followed = []
+    real = type(power)._follow_now
+    monkeypatch.setattr(type(power), "_follow_now", lambda self, view: followed.append(self.kind) or real(self, view))
+    for n in (16, 32, 64):
+        window.document.edit_plan(n_gpus=n)
+    assert "power" not in followed  # three edits, not one followed while hidden
+    assert power.context().n_gpus == 64  # what it will follow is noted
+    window.raise_panel("power")
+    qtbot.waitUntil(power.on_screen)
+    assert followed.count("power") == 1 and power.field("n_gpus").value() == 64
+    window.raise_panel("run_plan")
+    qtbot.waitUntil(lambda: not power.on_screen())
+    window.document.edit_plan(n_gpus=128)
+    assert window.document.scenario("power").n_gpus == 128  # asked for: it follows first
+    assert followed.count("power") == 2
+
+
+def test_an_edit_that_leaves_the_banner_as_it_was_does_not_restyle_it(qtbot, window, monkeypatch):
+    _painted(qtbot, window)
+    window.raise_panel("power")
+    panel = window.panel("power")
+    qtbot.waitUntil(panel.on_screen)
+    panel.set_override_context(True)  # the banner says so, and stays through the edits
+    assert panel.plan_banner.isVisibleTo(panel)
+    sheets, texts = [], []
+    monkeypatch.setattr(panel.plan_banner, "setStyleSheet", lambda sheet: sheets.append(sheet))
+    monkeypatch.setattr(panel.plan_banner_label, "setText", lambda text: texts.append(text))
+    for share in (0.35, 0.4, 0.45):
+        assert panel.edit(static_fraction=share)
+    assert sheets == [] and texts == [] and panel.plan_banner.isVisibleTo(panel)
