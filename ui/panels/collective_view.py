@@ -37,7 +37,8 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import compress
+from operator import is_not, itemgetter
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -91,6 +92,15 @@ def _text_on(fill: QColor) -> QColor:
     """Black or white, whichever reads better on ``fill``."""
     luminance = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF()
     return QColor("#000000") if luminance > 0.45 else QColor("#FFFFFF")
+
+
+def _text_item(role: str) -> QGraphicsSimpleTextItem:
+    """A text item of ``role``; ``shown`` keeps what it was last given (text, font, colour,
+    width), so a redraw sets only what differs."""
+    item = QGraphicsSimpleTextItem()
+    item.setData(ROLE, role)
+    item.shown = ("", None, None, 0.0)
+    return item
 
 
 @functools.lru_cache(maxsize=256)
@@ -369,6 +379,8 @@ class ArrowItem(QGraphicsPathItem):
         self.setData(ROLE, "arrow")
         self.setZValue(2)
         self._look: tuple = ()
+        self._path = QPainterPath()
+        self._tip_text = ""
         self._bounds = QRectF()
         self.restyle(path, reduce=reduce, color=color, background=background, width=width, badge=badge,
                      src=src, dst=dst, chunks=chunks, tip=tip)
@@ -394,21 +406,33 @@ class ArrowItem(QGraphicsPathItem):
         self.src, self.dst, self.chunks = src, dst, chunks
         head = max(5.0, width * 3.2)
         badge = badge if reduce else 0.0
-        look = (width, head, badge, QColor(color).rgba(), QColor(background).rgba())
-        moved = path != self.path()
-        if look == self._look and not moved:
-            if self.toolTip() != tip:
-                self.setToolTip(tip)
-            return
-        self.prepareGeometryChange()
+        look = (width, head, badge, color.rgba(), background.rgba())
+        restyled = look != self._look
+        if restyled or path != self._path:
+            self.prepareGeometryChange()
+            if restyled:
+                self._restyle(look, color, background)
+            self._place(path)
+            if restyled:
+                self.update()  # the head and the badge are painted in these colours, not the pen's
+        if tip != self._tip_text:
+            self._tip_text = tip
+            self.setToolTip(tip)
+
+    def _restyle(self, look: tuple, color: QColor, background: QColor) -> None:
         self._look = look
+        width, head, badge = look[:3]
         self._width, self._head, self._badge = width, head, badge
         self._color, self._background = QColor(color), QColor(background)
         pen = QPen(self._color, width)
         pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        self._shaft_pen = pen
         self._badge_pens = (QPen(self._color, max(1.0, width * 0.8)), QPen(self._color, max(1.2, badge * 0.28)))
+        self.setPen(pen)
+
+    def _place(self, path: QPainterPath) -> None:
+        self._path = path  # the caller's: made for this arrow, not changed after
+        head = self._head
         end = path.pointAtPercent(1.0)
         angle = math.radians(path.angleAtPercent(0.999))
         # shaft stops where the head begins, so a thick line does not poke through the tip
@@ -424,16 +448,9 @@ class ArrowItem(QGraphicsPathItem):
         normal = QPointF(-dy * w, dx * w)
         self._tip = QPolygonF([QPointF(end), base + normal, base - normal])
         self._mid = path.pointAtPercent(0.5)
-        extra = max(head, badge) + width
+        extra = max(head, self._badge) + self._width
         self._bounds = path.boundingRect().adjusted(-extra, -extra, extra, extra)
-        if pen != self.pen():
-            self.setPen(pen)
-        if moved:
-            self.setPath(path)
-        else:
-            self.update()  # the head and the badge are painted in these colours, not the pen's
-        if self.toolTip() != tip:
-            self.setToolTip(tip)
+        self.setPath(path)
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
         return self._bounds
@@ -444,7 +461,7 @@ class ArrowItem(QGraphicsPathItem):
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002
-        painter.setPen(self._shaft_pen)
+        painter.setPen(self.pen())
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._shaft)
         painter.setPen(Qt.PenStyle.NoPen)
@@ -502,12 +519,15 @@ class _CellBatches:
             self._dirty = None
             return
         dirty = self._dirty
+        slots = range(n)
         for r, (before_row, row) in enumerate(zip(old, buffers, strict=True)):
             if before_row is row:
                 continue
             cells = self.cells[r]
-            for j, (a, b) in enumerate(zip(before_row, row, strict=True)):
-                if a is b or a == b:
+            # the slots whose content is another object (most are the same: a step shares them)
+            for j in compress(slots, map(is_not, before_row, row)):
+                a, b = before_row[j], row[j]
+                if a == b:
                     continue
                 was = cells[j]
                 now = cells[j] = self._info(b)
@@ -819,16 +839,18 @@ class CollectiveView(QGraphicsView):
         role: str,
         align: str = "left",
     ) -> QGraphicsSimpleTextItem:
-        item = self._take(f"text:{role}", QGraphicsSimpleTextItem)
-        if item.text() != text:
-            item.setText(text)
-        if item.font() != font:
-            item.setFont(font)
-        if item.brush().color() != color:
+        item = self._take(f"text:{role}", lambda: _text_item(role))
+        text0, font0, rgba0, width = item.shown
+        rgba = color.rgba()
+        if text != text0 or font is not font0:
+            if text != text0:
+                item.setText(text)
+            if font is not font0:
+                item.setFont(font)  # fonts are shared (_font): the same one is the same object
+            width = item.boundingRect().width()
+        if rgba != rgba0:
             item.setBrush(color)
-        if item.data(ROLE) != role:
-            item.setData(ROLE, role)
-        width = item.boundingRect().width()
+        item.shown = (text, font, rgba, width)
         if align == "center":
             x -= width / 2
         elif align == "right":

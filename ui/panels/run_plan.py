@@ -261,9 +261,8 @@ class BarChart(Chart):
 
     def _restyle(self) -> None:
         super()._restyle()
-        hook = getattr(self, "restyle_hook", None)
-        if hook is not None:
-            hook()
+        if self.restyle_hook is not None:  # set before Chart.__init__ restyles the first time
+            self.restyle_hook()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         if event is not None:
