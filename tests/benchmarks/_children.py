@@ -150,7 +150,9 @@ def window_mode(tmp: str, samples: int) -> None:
         window.raise_panel(kind)
         watch.settle(200)
         values = _alternate(samples, a, b)
-        changes = [lambda v=v: panel.edit(**{field: v}) for v in values]
+        # as typing in the field does: a field that is the plan's (the power panel's static
+        # share) changes the plan, every other the panel's own scenario
+        changes = [lambda v=v: window.document.edit_scenario(kind, **{field: v}) for v in values]
         result = measure(watch, changes, panel.chart_area)
         result["chart"] = [panel.chart_area.width(), panel.chart_area.height()]
         return result

@@ -17,7 +17,7 @@ compile the app's sources). The driver itself imports no Qt.
   order; CPU time of the child at that paint (it includes the interpreter's own start), wall
   time from spawn, and peak memory (``ru_maxrss`` of the child from ``wait4``). The app is
   also measured to its first paint with the project in the window ("app, project shown").
-- Change -> finished repaint: the change is made (a panel's edit, the toolbar's Return,
+- Change -> finished repaint: the change is made (an edit routed as its field routes it, the toolbar's Return,
   one animation step), then the event loop runs until no update request and no paint came
   for 60 ms; the figure ends where the last repaint returned. After each change the chart's
   pixels on screen are compared with the previous ones: "unchanged" counts changes whose
