@@ -827,6 +827,20 @@ class Chart(pg.PlotWidget):
             legend.updateSize()
             legend.layout.activate()  # now, not as a posted layout request after the paint
 
+    def _restack_series(self) -> None:
+        """The series drawn in the order they were added, the last on top, as new items would
+        be: an item taken back from the pool keeps its old place in the scene's stacking (a
+        curve could end up under one added before it)."""
+        items = [s.item for s in self._series.values()]
+        if len(items) < 2:
+            return
+        rank = {id(item): i for i, item in enumerate(self.getPlotItem().getViewBox().childGroup.childItems())}
+        places = [rank.get(id(item), -1) for item in items]
+        if all(a < b for a, b in zip(places, places[1:], strict=False)):
+            return
+        for lower, upper in zip(reversed(items[:-1]), reversed(items[1:]), strict=True):
+            lower.stackBefore(upper)  # no effect between items of different Z values
+
     def _rebuild_legend(self) -> None:
         """A new legend item (a theme or presentation change restyles its box and labels)."""
         legend = self._legend
@@ -1008,7 +1022,8 @@ class Chart(pg.PlotWidget):
             if scene is not None:
                 scene.prepareForPaint()  # the automatic range now, not during the paint
             self._trim_pools(self.POOL_LIMIT)
-            if self._legend_dirty:
+            if self._legend_dirty:  # series came or went
+                self._restack_series()
                 self.update_legend()  # a subclass's override too
             if self._overlays_dirty:
                 self._place_overlays_now()

@@ -184,3 +184,38 @@ def test_a_theme_change_restyles_both_legends(qtbot, qapp, panel):
         assert panel.chart.side_legend_names() == [HEALTHY]
     finally:
         th.apply_theme(qapp, "light")
+
+
+def test_a_new_size_moves_the_points_only_and_another_input_draws_the_curves_again(panel, monkeypatch):
+    from ui.charts import Chart
+
+    for name in (HEALTHY, TWO_NODES):
+        assert panel.load_log_from(FIXTURES / name)
+    _events()
+    added = []
+    real = Chart.add_series
+
+    def add_series(chart, name, *args, **kwargs):
+        added.append((chart, name))
+        return real(chart, name, *args, **kwargs)
+
+    monkeypatch.setattr(Chart, "add_series", add_series)
+    cells = [id(panel.logs_table.item(r, c)) for r in range(2) for c in range(6)]
+    for size in SIZES:
+        panel.edit(size_bytes=size)
+        _events()
+        assert added == []  # the curves, the logs and their models are as they were
+        assert panel.chart.operating_point()[0] == size == panel.busbw_chart.operating_point()[0]
+    assert [id(panel.logs_table.item(r, c)) for r in range(2) for c in range(6)] == cells
+    panel.edit(n_ranks=16)
+    _events()
+    assert {name for chart, name in added if chart is panel.chart} >= {"ring", "tree", HEALTHY, TWO_NODES}
+    s = panel.scenario()
+    sweep = comms_sweep.sweep(s.collective, 16, s.link_bw, s.alpha, s.size_min, s.size_max)
+    ring = next(c for c in panel.chart.series() if c.name == "ring")
+    assert ring.y.tolist() == sweep.ring.tolist()
+    assert panel.chart._title == "All-reduce time, 16 ranks"
+    added.clear()
+    panel.select_log(0)  # another log's fit line
+    assert {chart for chart, _name in added} == {panel.chart, panel.busbw_chart}
+    assert panel.logs_table.selectedItems()[0].row() == 0

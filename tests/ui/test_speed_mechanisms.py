@@ -285,3 +285,22 @@ def test_a_curve_given_the_same_values_again_is_not_recomputed_and_the_range_sti
     _events()
     assert calls == ["small", "large", "small", "small"]
     assert chart.series()[0].item.getOriginalDataset()[1].tolist() == [1.0, 2.0, 30.0]
+
+
+def test_series_taken_back_from_the_pool_are_drawn_in_the_order_they_were_added(chart):
+    def stacking():
+        names = {id(s.item): s.name for s in chart.series()}
+        kids = chart.getPlotItem().getViewBox().childGroup.childItems()
+        return [names[id(k)] for k in kids if id(k) in names]
+
+    chart.add_series("x", [1, 10], [1, 2])
+    chart.add_series("y", [1, 10], [2, 3])
+    _events()
+    chart.clear_series()
+    chart.add_series("p", [1, 10], [1, 2])  # takes x's item; y's waits in the pool after it
+    _events()
+    chart.clear_series()  # the pool: y's item, then x's
+    chart.add_series("q", [1, 10], [1, 2])
+    chart.add_series("r", [1, 10], [2, 3])  # x's item, stacked under y's
+    _events()
+    assert stacking() == ["q", "r"]  # r, added last, is drawn on top

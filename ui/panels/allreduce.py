@@ -20,6 +20,7 @@ Everything read from a log is shown as plain text: it is data from a file.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 from collections.abc import Sequence
@@ -308,6 +309,12 @@ class AllReducePanel(PanelBase):
         #: what each chart tab was last drawn from; the tab behind is drawn when it is chosen
         self._drawn_from: dict[int, tuple] = {}
         self._undrawn: set[int] = set()
+        #: what the last refresh drew beside the size (_beside_the_size), the size tab's curves
+        #: (with the selected log and the comparison) and the logs' list: a new size alone
+        #: moves the operating points and leaves the rest as it is
+        self._drawn_beside: tuple | None = None
+        self._size_curves: tuple | None = None
+        self._listed: tuple | None = None
         super().__init__(scenario if scenario is not None else AllReduceScenario(), parent, undo_stack=undo_stack)
         # messages name files and quote lines of them: never read as markup
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -715,20 +722,31 @@ class AllReducePanel(PanelBase):
         """The rank count marked on the rank chart where the ring's latency term takes over."""
         return self._latency_from
 
+    def _beside_the_size(self, s: AllReduceScenario) -> tuple:
+        """Everything the size sweep, the logs' views and the size tab's curves are drawn from,
+        except the message size: a new size moves their operating points only."""
+        fields = tuple((f.name, getattr(s, f.name)) for f in dataclasses.fields(s) if f.name != "size_bytes")
+        return fields, th.current_theme(), th.presentation_enabled()
+
     def refresh(self) -> None:
         s = self.scenario()
         op = s.collective
-        sw = comms_sweep.sweep(op, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max)
+        beside = self._beside_the_size(s)
+        same_curves = beside == self._drawn_beside  # only the size changed since the last refresh
+        sw = self._sweep if same_curves else comms_sweep.sweep(op, s.n_ranks, s.link_bw, s.alpha, s.size_min,
+                                                               s.size_max)
         point = comms_sweep.operating_point(op, s.size_bytes, s.n_ranks, s.link_bw, s.alpha)
         # both tabs' numbers, so that a scenario one of them cannot show is reported now
         rs = comms_sweep.rank_sweep(op, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN,
                                     max(comms_sweep.RANKS_MAX, s.n_ranks))
         bs = comms_sweep.bandwidth_sweep(op, s.size_bytes, s.n_ranks, s.alpha, min(1e9, s.link_bw / 2.0),
                                          max(2e12, s.link_bw * 2.0))
-        self._loaded = self._load_views(s, sw)
+        if not same_curves:
+            self._loaded = self._load_views(s, sw)
         self._selected = min(max(self._selected, 0), max(0, len(self._loaded) - 1))
         self._op = point
         self._sweep = sw
+        self._drawn_beside = None  # until the drawing below is done
         self._latency_from = rs.latency_from
         # only the charts of the tab in front are drawn; the other tab's are when it is chosen
         front = self.chart_tabs.currentIndex()
@@ -736,12 +754,23 @@ class AllReducePanel(PanelBase):
             self._draw_ranks_chart(s, rs, point)
             self._draw_link_chart(s, bs, point)
         else:
-            self._draw_time_chart(s, sw, point)
-            self._draw_busbw_chart(s, sw, point)
+            curves = (beside, self._selected, tuple(self._comparison))
+            if curves == self._size_curves:
+                self._mark_time_point(point, sw)
+                self._mark_busbw_point(point)
+            else:
+                self._size_curves = None
+                self._draw_time_chart(s, sw, point)
+                self._draw_busbw_chart(s, sw, point)
+                self._size_curves = curves
         key = (s, self._selected, tuple(self._comparison), th.current_theme(), th.presentation_enabled())
         self._drawn_from[front] = key
         self._undrawn = {tab for tab in (SIZE_TAB, SCALE_TAB) if self._drawn_from.get(tab) != key}
-        self._fill_logs_table()
+        listed = (beside, self._selected)
+        if listed != self._listed:  # the logs' list shows neither the size nor its numbers
+            self._fill_logs_table()
+            self._listed = listed
+        self._drawn_beside = beside
         self._fill_results(s, point, self.selected_log())
         self._update_log_widgets(s, self.selected_log())
 
@@ -798,10 +827,13 @@ class AllReducePanel(PanelBase):
                 line.label.anchors = [(1.0, 1.0), (1.0, 1.0)]
                 line.label.updatePosition()
             self._crossover_value = point.crossover
-        c.set_operating_point(point.size_bytes, point.best_time,
-                              f"{_size_text(point.size_bytes)}: {si_label(point.best_time, 's')}"
-                              + (f" ({point.best_algorithm})" if sw.tree is not None else ""))
+        self._mark_time_point(point, sw)
         c.getPlotItem().getViewBox().enableAutoRange()
+
+    def _mark_time_point(self, point, sw) -> None:
+        self.chart.set_operating_point(point.size_bytes, point.best_time,
+                                       f"{_size_text(point.size_bytes)}: {si_label(point.best_time, 's')}"
+                                       + (f" ({point.best_algorithm})" if sw.tree is not None else ""))
 
     def _draw_busbw_chart(self, s, sw, point) -> None:
         c = self.busbw_chart
@@ -830,12 +862,15 @@ class AllReducePanel(PanelBase):
             line.label.setPosition(0.02)
             line.label.anchors = [(0, 1), (0, 1)]
             line.label.updatePosition()
-        c.set_operating_point(point.size_bytes, point.busbw, si_label(point.busbw, "B/s"))
+        self._mark_busbw_point(point)
         vb = c.getPlotItem().getViewBox()
         # x follows the data; y is set (enabling both made pyqtgraph fit y to the data at once,
         # then set it back: two range changes, each redoing every curve, per redraw)
         vb.enableAutoRange(axis=pg.ViewBox.XAxis)
         vb.setYRange(0.0, max(tops) * 1.12, padding=0)  # the link line and the labels stay in view
+
+    def _mark_busbw_point(self, point) -> None:
+        self.busbw_chart.set_operating_point(point.size_bytes, point.busbw, si_label(point.busbw, "B/s"))
 
     def _draw_ranks_chart(self, s, rs, point) -> None:
         c = self.ranks_chart
