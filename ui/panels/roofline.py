@@ -911,11 +911,11 @@ class RooflinePanel(PanelBase):
 
     def _sync_fields(self) -> None:
         s = self.scenario()
-        key = (s.hardware, s.precision, s.show_l2, s.show_precision_ceilings, self._catalog_version)
-        if key == self._synced_for and self._combos_show(s):
+        synced = (s.hardware, s.precision, s.show_l2, s.show_precision_ceilings, self._catalog_version)
+        if synced == self._synced_for and self._combos_show(s):
             super()._sync_fields()  # the rest of the form (its devices, texts and tips) shows s already
             return
-        self._synced_for = key
+        self._synced_for = synced
         self._fill_hardware_combo(self.hardware_combo, s.primary, allow_none=False)
         for i, combo in enumerate(self.compare_combos):
             key = s.hardware[i + 1] if i + 1 < len(s.hardware) else NONE_KEY
