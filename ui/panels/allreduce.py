@@ -736,9 +736,16 @@ class AllReducePanel(PanelBase):
         sw = self._sweep if same_curves else comms_sweep.sweep(op, s.n_ranks, s.link_bw, s.alpha, s.size_min,
                                                                s.size_max)
         point = comms_sweep.operating_point(op, s.size_bytes, s.n_ranks, s.link_bw, s.alpha)
-        # both tabs' numbers, so that a scenario one of them cannot show is reported now
-        rs = comms_sweep.rank_sweep(op, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN,
-                                    max(comms_sweep.RANKS_MAX, s.n_ranks))
+        # both tabs' numbers, so that a scenario one of them cannot show is reported now (the
+        # rank sweep's curves only when they are drawn: the results need its latency row alone)
+        front = self.chart_tabs.currentIndex()
+        top = max(comms_sweep.RANKS_MAX, s.n_ranks)
+        if front == SCALE_TAB:
+            rs = comms_sweep.rank_sweep(op, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN, top)
+            latency_from = rs.latency_from
+        else:
+            rs = None
+            latency_from = comms_sweep.latency_takes_over(op, s.size_bytes, s.link_bw, s.alpha, top)
         bs = comms_sweep.bandwidth_sweep(op, s.size_bytes, s.n_ranks, s.alpha, min(1e9, s.link_bw / 2.0),
                                          max(2e12, s.link_bw * 2.0))
         if not same_curves:
@@ -747,9 +754,8 @@ class AllReducePanel(PanelBase):
         self._op = point
         self._sweep = sw
         self._drawn_beside = None  # until the drawing below is done
-        self._latency_from = rs.latency_from
+        self._latency_from = latency_from
         # only the charts of the tab in front are drawn; the other tab's are when it is chosen
-        front = self.chart_tabs.currentIndex()
         if front == SCALE_TAB:
             self._draw_ranks_chart(s, rs, point)
             self._draw_link_chart(s, bs, point)
