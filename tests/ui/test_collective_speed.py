@@ -132,3 +132,54 @@ def test_a_size_edit_keeps_what_does_not_depend_on_the_size(panel, monkeypatch):
     assert panel.total_time() == pytest.approx(collectives.total_time(times))
     panel.edit(n_ranks=4, _merge=False)
     assert len(finals) == 1  # another shape: what the ranks hold at the end is worked out again
+
+
+def test_a_step_paints_again_only_the_cells_it_changed(panel, monkeypatch):
+    _ranks(panel, 64)
+    panel.go_to(5)
+    panel.view.grab()
+    painted = []
+    real = GridItem._paint_cells
+
+    def recording(self, painter, geo, rects, cells):
+        painted.append(None if cells is None else set(cells))
+        return real(self, painter, geo, rects, cells)
+
+    monkeypatch.setattr(GridItem, "_paint_cells", recording)
+    before, after = panel.frames()[5].buffers, panel.frames()[6].buffers
+    changed = {(r, j) for r in range(64) for j in range(64) if before[r][j] != after[r][j]}
+    panel.go_to(6)
+    panel.view.grab()
+    panel.view.grab()  # painted again without a change: the image is copied, no cell is painted
+    assert len(painted) == 1 and painted[0] is not None
+    assert changed <= painted[0] and len(painted[0]) < 64 * 64 // 4  # the changed cells and their neighbours
+
+
+def test_the_grids_image_is_what_painting_the_cells_gives(panel):
+    import numpy as np
+    from PySide6.QtGui import QColor, QPainter
+
+    _ranks(panel, 16)
+    panel.go_to(7)
+    grid = panel.view.grid_item()
+    area = grid.boundingRect().toAlignedRect()
+
+    def painted(direct: bool):
+        image = QImage(area.size(), QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(QColor(panel.view._theme.background))
+        p = QPainter(image)
+        p.setRenderHints(panel.view.renderHints())
+        p.translate(-area.x(), -area.y())
+        if direct:
+            grid._paint_cells(p, panel.view._geo, panel.view._cell_rects(panel.view._geo), None)
+        else:
+            grid.paint(p, None)
+        p.end()
+        image = image.convertToFormat(QImage.Format.Format_RGB32)
+        bits = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+        return bits[:, : image.width() * 4].astype(int)
+
+    panel.view.grab()  # the image is up to date
+    direct, cached = painted(True), painted(False)
+    assert np.abs(direct - cached).max() <= 2  # premultiplied rounding at antialiased edges only
+    assert len(np.unique(direct.reshape(-1, 4), axis=0)) > 10  # cells were painted

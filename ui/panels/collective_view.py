@@ -34,22 +34,26 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_not, itemgetter
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
     QFontMetricsF,
+    QImage,
     QPainter,
     QPainterPath,
     QPen,
     QPolygonF,
+    QRegion,
+    QTransform,
 )
 from PySide6.QtWidgets import (
     QFrame,
@@ -162,13 +166,18 @@ class GridItem(QGraphicsItem):
     """All cells of all ranks in one item (4096 cells at 64 ranks stay cheap to paint).
 
     The cells are painted in batches, one ``drawRects`` per colour (empty slots, each chunk's
-    complete and partial fill, the partial-sum bars), not one call per cell: a 64-rank step
-    was ~12,000 painter calls, and most of the step's time."""
+    complete and partial fill, the partial-sum bars), not one call per cell, into an image
+    kept from one paint to the next: a step paints again only the cells it changed (2n of n²
+    in a ring step) and their neighbours' edges, and every paint copies the image. A painter
+    that scales (an export at another size) gets the cells drawn straight onto it."""
 
     def __init__(self, view: CollectiveView, rect: QRectF):
         super().__init__()
         self._view = view
         self._rect = QRectF(rect)
+        self._image: QImage | None = None
+        self._image_of: tuple | None = None  # what the image shows: layout, look, area
+        self._image_rects: list[list[QRectF]] | None = None
         self.setData(ROLE, "cells")
         self.setAcceptHoverEvents(True)
 
@@ -208,20 +217,92 @@ class GridItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:  # noqa: ARG002
         v = self._view
-        theme, geo = v._theme, v._geo
-        frame = v._frame
-        if frame is None or geo is None:
+        geo = v._geo
+        if v._frame is None or geo is None:
             return
-        n = v._n
         rects = v._cell_rects(geo)
         batches = v._batches
-        batches.group(rects, n, v._reduces, geo.cell_mode, geo)
+        batches.group(rects, v._n, v._reduces, geo.cell_mode, geo)
+        t = painter.deviceTransform()
+        device = painter.device()
+        if (t.type().value > QTransform.TransformationType.TxTranslate.value or t.dx() != round(t.dx())
+                or t.dy() != round(t.dy()) or device is None or device.devicePixelRatioF() != 1):
+            self._paint_cells(painter, geo, rects, None)
+            return
+        area = self.boundingRect().toAlignedRect()
+        key = (geo, v._theme.name, v._reduces, v._n, area, painter.renderHints())
+        if self._image is None or self._image_rects is not rects or self._image_of != key or batches.pixels is None:
+            image = QImage(area.size(), QImage.Format.Format_ARGB32_Premultiplied)
+            image.fill(Qt.GlobalColor.transparent)
+            p = QPainter(image)
+            p.setRenderHints(painter.renderHints())
+            p.translate(-area.x(), -area.y())
+            self._paint_cells(p, geo, rects, None)
+            p.end()
+            self._image, self._image_of, self._image_rects = image, key, rects
+        elif batches.pixels:
+            self._repaint_cells(geo, rects, batches.pixels, area, painter.renderHints())
+        batches.pixels = set()
+        painter.drawImage(area.topLeft(), self._image)
+
+    def _repaint_cells(self, geo: _Geometry, rects, changed, area: QRect, hints) -> None:
+        """Paint ``changed`` cells again in the image: each one's pixels (with a margin for
+        the antialiased edges and the empty cells' outline) are cleared and painted again
+        with every cell that reaches into them, in the usual order, so the image is what a
+        full paint would give."""
+        margin = 2.0 + max(1.0, geo.scale)
+        pieces = [rects[r][j].adjusted(-margin, -margin, margin, margin).toAlignedRect() for r, j in changed]
+        cw, ch = geo.cell_w, geo.cell_h
+        col_x, row_y = geo.col_x, geo.row_y
+        cells = set()
+        for piece in pieces:
+            cols = range(bisect_left(col_x, piece.left() - margin - cw), bisect_right(col_x, piece.right() + margin))
+            rows = range(bisect_left(row_y, piece.top() - margin - ch), bisect_right(row_y, piece.bottom() + margin))
+            cells.update((r, j) for r in cols for j in rows)
+        region = QRegion()
+        for piece in pieces:
+            region += piece
+        p = QPainter(self._image)
+        p.setRenderHints(hints)
+        p.translate(-area.x(), -area.y())
+        p.setClipRegion(region)
+        p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
+        p.fillRect(region.boundingRect(), Qt.GlobalColor.transparent)
+        p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
+        self._paint_cells(p, geo, rects, cells)
+        p.end()
+
+    def _paint_cells(self, painter: QPainter, geo: _Geometry, rects, cells: set | None) -> None:
+        """Paint the cells (all of them, or those in ``cells``): empty slots (fill, hatch,
+        outline), then fills, partial-sum bars, labels and this step's received outlines."""
+        v = self._view
+        theme = v._theme
+        n = v._n
+        batches = v._batches
+        if cells is None:
+            empty = list(batches.empty.values())
+            fills = {key: list(batch.values()) for key, batch in batches.fills.items() if batch}
+            bars = {chunk: list(batch.values()) for chunk, batch in batches.bars.items() if batch}
+            texts = {key: list(batch.values()) for key, batch in batches.texts.items() if batch}
+            received = v._received
+        else:
+            empty, fills, bars, texts = [], {}, {}, {}
+            labelled = geo.cell_mode != "none"
+            for cell in cells:
+                fill, bar = batches.placed(cell)
+                if fill is None:
+                    empty.append(batches.empty[cell])
+                    continue
+                fills.setdefault(fill, []).append(batches.fills[fill][cell])
+                if bar is not None:
+                    bars.setdefault(bar, []).append(batches.bars[bar][cell])
+                if labelled:
+                    texts.setdefault(fill, []).append(batches.texts[fill][cell])
+            received = [cell for cell in v._received if cell in cells]
         bg = QColor(theme.background)
         muted = QColor(theme.muted)
-        ink = QColor(theme.ink)
         no_pen = Qt.PenStyle.NoPen
         painter.setPen(no_pen)
-        empty = list(batches.empty.values())
         if empty:
             painter.setBrush(_blend(muted, bg, 0.08))
             painter.drawRects(empty)
@@ -242,29 +323,25 @@ class GridItem(QGraphicsItem):
             return colors[chunk]
 
         fill_colors: dict[tuple[int, bool], QColor] = {}
-        for key, batch in batches.fills.items():
-            if batch:
-                chunk, complete = key
-                fill = fill_colors[key] = color_of(chunk) if complete else _blend(color_of(chunk), bg, 0.28)
-                painter.setBrush(fill)
-                painter.drawRects(list(batch.values()))
-        for chunk, batch in batches.bars.items():
-            if batch:
-                painter.setBrush(color_of(chunk))
-                painter.drawRects(list(batch.values()))
+        for key, batch in fills.items():
+            chunk, complete = key
+            fill = fill_colors[key] = color_of(chunk) if complete else _blend(color_of(chunk), bg, 0.28)
+            painter.setBrush(fill)
+            painter.drawRects(batch)
+        for chunk, batch in bars.items():
+            painter.setBrush(color_of(chunk))
+            painter.drawRects(batch)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        if geo.cell_mode != "none" and batches.texts:
+        if geo.cell_mode != "none" and texts:
             mode = geo.cell_mode
             font = _font(geo.cell_font_px, bold=True)
             small = _font(geo.cell_font_px * (0.85 if mode == "full" else 1.0), bold=mode == "tiny")
-            for key, batch in batches.texts.items():
-                if batch:
-                    painter.setPen(_text_on(fill_colors[key]))
-                    self._cell_texts(painter, list(batch.values()), font, small, 0.0 if key[1] else geo.bar_h)
+            for key, batch in texts.items():
+                painter.setPen(_text_on(fill_colors[key]))
+                self._cell_texts(painter, batch, font, small, 0.0 if key[1] else geo.bar_h)
             painter.setPen(no_pen)
-        received = v._received
-        if received and len(received) <= 2 * n:  # outlines on every cell would say nothing
-            pen = QPen(ink, geo.received_pen)
+        if received and len(v._received) <= 2 * n:  # outlines on every cell would say nothing
+            pen = QPen(QColor(theme.ink), geo.received_pen)
             pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -498,6 +575,8 @@ class _CellBatches:
         self.bars: dict[int, dict[tuple[int, int], QRectF]] = {}  # chunk -> partial-sum bars
         self.texts: dict[tuple[int, bool], dict[tuple[int, int], tuple[QRectF, tuple[str, ...]]]] = {}
         self._placed: dict[tuple[int, int], tuple[tuple[int, bool] | None, int | None]] = {}
+        #: cells whose pixels changed since the grid's image was painted (None: all)
+        self.pixels: set[tuple[int, int]] | None = None
 
     def _info(self, content) -> tuple[int, int] | None:
         if content is None:
@@ -516,9 +595,9 @@ class _CellBatches:
         if old is None or len(old) != n or len(self.cells) != n:
             self.cells = [[self._info(c) for c in row] for row in buffers]
             self.misaligned = sum(1 for row in self.cells for j, c in enumerate(row) if c is not None and c[0] != j)
-            self._dirty = None
+            self._dirty = self.pixels = None
             return
-        dirty = self._dirty
+        dirty, pixels = self._dirty, self.pixels
         slots = range(n)
         for r, (before_row, row) in enumerate(zip(old, buffers, strict=True)):
             if before_row is row:
@@ -534,6 +613,17 @@ class _CellBatches:
                 self.misaligned += (now is not None and now[0] != j) - (was is not None and was[0] != j)
                 if dirty is not None:
                     dirty.add((r, j))
+                if pixels is not None:
+                    pixels.add((r, j))
+
+    def touch(self, cells) -> None:
+        """``cells`` look different though they hold the same (a received outline)."""
+        if self.pixels is not None:
+            self.pixels.update(cells)
+
+    def placed(self, cell: tuple[int, int]) -> tuple[tuple[int, bool] | None, int | None]:
+        """(fill, partial-sum bar chunk) the cell is painted with."""
+        return self._placed[cell]
 
     def group(self, rects: list[list[QRectF]], n: int, reduces: bool, mode: str, geo: _Geometry) -> None:
         """Bring the batches up to date for cells at ``rects`` (regrouped whole for a new
@@ -681,8 +771,11 @@ class CollectiveView(QGraphicsView):
         self._chunk_text = chunk_text
         self._reduces = collective.reduces
         transfers: tuple[Transfer, ...] = frame.transfers
-        self._received = sorted({(t.dst, t.target_chunk) for t in transfers})
+        received = sorted({(t.dst, t.target_chunk) for t in transfers})
         self._batches.read(frame.buffers, n)
+        if received != self._received:
+            self._batches.touch({*self._received, *received})
+        self._received = received
         self._neighbour = all(
             t.dst == (t.src + 1) % n and t.target_chunk == t.chunk for t in transfers
         )
