@@ -219,3 +219,21 @@ def test_a_new_size_moves_the_points_only_and_another_input_draws_the_curves_aga
     panel.select_log(0)  # another log's fit line
     assert {chart for chart, _name in added} == {panel.chart, panel.busbw_chart}
     assert panel.logs_table.selectedItems()[0].row() == 0
+
+
+def test_the_operating_points_are_placed_against_the_curves_as_arrays(panel, monkeypatch):
+    import ui.label_placement as placement
+
+    one_by_one, at_once = [], []
+    real = placement.segments_hit_boxes
+    monkeypatch.setattr(placement, "segment_hits_box", lambda *a: one_by_one.append(a) or False)
+    monkeypatch.setattr(placement, "segments_hit_boxes",
+                        lambda segments, boxes: at_once.append(len(segments)) or real(segments, boxes))
+    for name in (HEALTHY, TWO_NODES):  # more curves to keep clear of
+        assert panel.load_log_from(FIXTURES / name)
+    _events()
+    one_by_one.clear(), at_once.clear()
+    panel.edit(size_bytes=SIZES[1])
+    _events()
+    assert len(at_once) == 2 and min(at_once) > 100  # one test of every curve per chart
+    assert len(one_by_one) < 20  # only leader lines, if any (the curves took ~2,500 calls a change)
