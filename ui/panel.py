@@ -153,8 +153,10 @@ class ResultsTable(QTableWidget):
         header = self.horizontalHeader()
         # quantity, value and unit side by side (read across a projector without hunting);
         # the spare width goes to the unit column, on the right
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        # the quantity and value columns fit their text and only grow (set_rows): sized to
+        # contents, a number one digit shorter re-laid the table out and painted it twice
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(60)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
@@ -173,6 +175,7 @@ class ResultsTable(QTableWidget):
         """Replace the rows. Each is a :class:`ResultRow` or (quantity, value, unit[, tooltip])."""
         rows = [r if isinstance(r, ResultRow) else ResultRow(*r) for r in rows]
         reshaped = len(rows) != self.rowCount()
+        changed: set[int] = set()
         if reshaped:
             # Lay the columns out once after the fill, not again for every cell set.
             self.scheduleDelayedItemsLayout()
@@ -192,6 +195,7 @@ class ResultsTable(QTableWidget):
                     # changed text is set (a new item per cell re-laid the table out each time).
                     if item.text() != text:
                         item.setText(text)
+                        changed.add(col)
                     if item.toolTip() != row.tooltip:
                         item.setToolTip(row.tooltip)
                     continue
@@ -202,6 +206,8 @@ class ResultsTable(QTableWidget):
                 if col == 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(i, col, item)
+                changed.add(col)
+        self._grow_columns(changed)
         if reshaped:
             self._fit_height()
         if self.keep_content_width:
@@ -212,6 +218,15 @@ class ResultsTable(QTableWidget):
             if width > getattr(self, "_kept_width", 0):
                 self._kept_width = width
                 self.updateGeometry()
+
+    def _grow_columns(self, columns: Iterable[int], shrink: bool = False) -> None:
+        """Widen the quantity and value columns to their text (and narrow them with ``shrink``:
+        a new font)."""
+        header = self.horizontalHeader()
+        for col in set(columns) & {0, 1}:
+            need = max(self.sizeHintForColumn(col), header.sectionSizeHint(col))
+            if need > header.sectionSize(col) or (shrink and need != header.sectionSize(col)):
+                header.resizeSection(col, need)
 
     #: set by a panel that puts the table beside something (a splitter then keeps the text
     #: whole); under the chart it has the panel's width anyway
@@ -276,6 +291,7 @@ class ResultsTable(QTableWidget):
         self.setFont(font)
         self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
         self._kept_width = 0  # the width kept for the old font size no longer applies
+        self._grow_columns((0, 1), shrink=True)
         self._fit_height()
 
 

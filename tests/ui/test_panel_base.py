@@ -247,3 +247,23 @@ def test_results_table_updates_rows_in_place(qtbot):
     table.set_rows([("A", "1", ""), ("B", "2", ""), ("C", "3", "")])
     assert table.rows() == [("A", "1", ""), ("B", "2", ""), ("C", "3", "")]
     assert table.item(2, 1).textAlignment() & Qt.AlignmentFlag.AlignRight
+
+
+def test_results_columns_fit_their_text_and_only_grow_as_numbers_change(qtbot):
+    from ui.panel import ResultsTable
+
+    table = ResultsTable()
+    qtbot.addWidget(table)
+    table.resize(600, 300)
+    table.show()
+    qtbot.waitExposed(table)
+    table.set_rows([("Step time", 9.85, "s"), ("Tokens/s", 852e3, "tokens/s")])
+    header = table.horizontalHeader()
+    widths = [header.sectionSize(0), header.sectionSize(1)]
+    assert widths[1] >= table.sizeHintForColumn(1)  # the value shows whole
+    resized = []
+    header.sectionResized.connect(lambda col, _old, new: resized.append((col, new)))
+    table.set_rows([("Step time", 9.8, "s"), ("Tokens/s", 85e3, "tokens/s")])  # shorter numbers
+    assert resized == [] and [header.sectionSize(0), header.sectionSize(1)] == widths
+    table.set_rows([("Step time, with the pipeline bubble", 9.8, "s"), ("Tokens/s", 85e3, "tokens/s")])
+    assert [c for c, _w in resized] == [0] and header.sectionSize(0) >= table.sizeHintForColumn(0)
