@@ -128,3 +128,21 @@ def test_after_each_change_the_numbers_shown_are_the_workbench_numbers(panel):
         assert value == pytest.approx(1.0 / s)
         assert line.label.textItem.toPlainText() == ms.ceiling_label(s)
     assert panel.measured_table.texts()[3][MeasuredTable.SPEEDUP] == "19×"
+
+
+def test_the_measured_rows_are_read_again_only_when_they_or_the_mode_change(panel, monkeypatch):
+    import ui.panels.scaling as scaling_view
+
+    reads = []
+    real = ms.analyse_measured
+    monkeypatch.setattr(scaling_view.ms, "analyse_measured", lambda rows, mode: reads.append(mode) or real(rows, mode))
+    for s in FRACTIONS:
+        panel.edit(serial_fraction=s)
+    assert reads == []
+    table = real(ROWS, "strong")
+    assert _row(panel, "Fitted serial fraction")[1] == ms.plain_number(table.fit.serial_fraction * 100.0, 3)
+    panel.edit(mode="weak", _merge=False)
+    panel.edit(measured=ROWS[:3], _merge=False)
+    assert reads == ["weak", "weak"]
+    weak = real(ROWS[:3], "weak")
+    assert panel.measured_analysis().fit.serial_fraction == weak.fit.serial_fraction

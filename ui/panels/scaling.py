@@ -288,6 +288,8 @@ class ScalingPanel(PanelBase):
         self._box_sized = False  # the user dragged the results/measured table splitter
         self._ceiling_labels: list[str] = []
         self._filled: tuple | None = None  # what the measured table shows (_measured_key)
+        self._table_of: tuple | None = None  # the (rows, mode) that self._table reads
+        self._table_problem = ""
         super().__init__(scenario if scenario is not None else ScalingScenario(), parent, undo_stack=undo_stack)
         self._build_form()
         self.chart = SpeedupChart(
@@ -826,11 +828,13 @@ class ScalingPanel(PanelBase):
                 self._analysis = sa.analyse_scaling(s, peak, self._train_tokens())
             except ValueError as exc:
                 problem = str(exc)
-        try:
-            self._table = ms.analyse_measured(s.measured, s.mode)
-        except ValueError as exc:
-            self._table = None
-            problem = problem or f"Measured table: {exc}"
+        if (s.measured, s.mode) != self._table_of:  # its fit is the slow part: only for new rows
+            try:
+                self._table, self._table_problem = ms.analyse_measured(s.measured, s.mode), ""
+            except ValueError as exc:
+                self._table, self._table_problem = None, f"Measured table: {exc}"
+            self._table_of = (s.measured, s.mode)
+        problem = problem or self._table_problem
         if problem:
             self.show_status(problem)
         elif self._problem:
