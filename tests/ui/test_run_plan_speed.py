@@ -118,3 +118,26 @@ def test_the_toolbar_keeps_its_precision_list_for_the_same_device(qtbot, window,
     assert cleared == [] and [combo.itemText(i) for i in range(combo.count())] == items
     assert combo.currentData() == window.document.plan().precision
     assert toolbar.gpu_field.edit.text() == "256"
+
+
+def test_a_bars_bounds_are_worked_out_once_per_change_and_are_pyqtgraphs(qtbot, window, monkeypatch):
+    import pyqtgraph as pg
+
+    panel = window.panel("run_plan")
+    computed = []  # pyqtgraph's bounding rect measures the pen in pixels each time it is worked out
+    real = pg.BarGraphItem.pixelVectors
+    monkeypatch.setattr(pg.BarGraphItem, "pixelVectors", lambda self, *a: computed.append(self) or real(self, *a))
+    for text in ("64", "512"):
+        _type(qtbot, window.context_toolbar.gpu_field.edit, text)
+        window.grab()
+        bars = [bar for chart in panel.charts().values() for bar in chart.bars]
+        for bar in bars:
+            assert bar.boundingRect() == pg.BarGraphItem.boundingRect(bar)  # what pyqtgraph answers now
+        computed.clear()
+        for bar in bars:  # the scene asks dozens of times per change (indexing, painting)
+            for _ in range(5):
+                bar.boundingRect()
+        assert computed == []
+    panel.step_chart.set_band(panel.prediction().step_time_s * 2)  # another range: another pixel size
+    bar = panel.step_chart.bars[0]
+    assert bar.boundingRect() == pg.BarGraphItem.boundingRect(bar)
