@@ -334,8 +334,13 @@ class BarChart(Chart):
         if i < len(self._bar_items):
             bar = self._bar_items[i]
             if bar.look != look:
-                bar.setOpts(x0=[x0], width=[width], y0=[y0], height=[height], brush=pg.mkBrush(color),
-                            pen=pg.mkPen(pen_color, width=pen_width * s))
+                # only what changed: a new brush and pen cost as much again as new bounds
+                changes = {}
+                if bar.look[:4] != look[:4]:
+                    changes.update(x0=[x0], width=[width], y0=[y0], height=[height])
+                if bar.look[4:] != look[4:]:
+                    changes.update(brush=pg.mkBrush(color), pen=pg.mkPen(pen_color, width=pen_width * s))
+                bar.setOpts(**changes)
             if not bar.isVisible():
                 bar.setVisible(True)
         else:
