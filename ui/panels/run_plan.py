@@ -285,6 +285,8 @@ class BarChart(Chart):
         self._bar_items: list[pg.BarGraphItem] = []
         self._text_items: list[pg.TextItem] = []
         self._band: tuple | None = None
+        self._line_shown: tuple | None = None  # (value, label, colour, ...) of the line on show
+        self._line_wanted: tuple | None = None
 
     def _restyle(self) -> None:
         super()._restyle()
@@ -314,12 +316,26 @@ class BarChart(Chart):
         """A redraw starts: the next ``add_bar`` / ``add_text`` calls take back the items of the
         last drawing, in order; :meth:`end_bars` hides those it did not take."""
         self.bars, self.texts = [], []
-        self.clear_reference_lines()
+        self._line_wanted = None
 
     def end_bars(self) -> None:
         for item in (*self._bar_items[len(self.bars):], *self._text_items[len(self.texts):]):
             if item.isVisible():
                 item.setVisible(False)
+        if self._line_wanted is None and self._line_shown is not None:
+            self.clear_reference_lines()
+            self._line_shown = None
+
+    def reference_line(self, value: float, label: str, color: str) -> pg.InfiniteLine | None:
+        """The drawing's one labelled line at ``value``: a new line (returned, for the caller
+        to place its label), or None when the last drawing's is the same and stays."""
+        key = (value, label, color, self.theme().background, self.presentation())
+        self._line_wanted = key
+        if key == self._line_shown:
+            return None
+        self.clear_reference_lines()
+        self._line_shown = key
+        return self.add_reference_line(value, label=label, color=color)
 
     def clear_bars(self) -> None:
         self.begin_bars()
@@ -1015,8 +1031,8 @@ class RunPlanPanel(PanelBase):
         top = max(m.total, m.capacity or 0.0) * 1.1 or 1.0
         if m.capacity is not None:
             color = theme.error if not m.fits else theme.ink
-            line = chart.add_reference_line(m.capacity, label=f"{_gib(m.capacity)}", color=color)
-            if getattr(line, "label", None) is not None:
+            line = chart.reference_line(m.capacity, f"{_gib(m.capacity)}", color)
+            if line is not None and getattr(line, "label", None) is not None:
                 # the label left of the line: it sits near the right edge
                 line.label.anchors = [(1.0, 0.0), (1.0, 0.0)]
                 line.label.setPosition(0.98)
