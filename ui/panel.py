@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -207,6 +207,8 @@ class ResultsTable(QTableWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(i, col, item)
                 changed.add(col)
+        if changed or reshaped:
+            self._content_width_cache = None
         self._grow_columns(changed)
         if reshaped:
             self._fit_height()
@@ -235,7 +237,20 @@ class ResultsTable(QTableWidget):
     MAX_MIN_WIDTH = 560
 
     def _content_width(self) -> int:
-        """Width that shows the quantity and value columns whole, with a short unit column."""
+        """Width that shows the quantity and value columns whole, with a short unit column
+        (measured again only after a text or the font changed: layouts ask for it often)."""
+        cached = getattr(self, "_content_width_cache", None)
+        if cached is not None:
+            return cached
+        self._content_width_cache = self._measure_content_width()
+        return self._content_width_cache
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._content_width_cache = None
+        super().changeEvent(event)
+
+    def _measure_content_width(self) -> int:
         header = self.horizontalHeader()
         columns = sum(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in (0, 1))
         unit = max(self.sizeHintForColumn(2), header.minimumSectionSize())
@@ -291,6 +306,7 @@ class ResultsTable(QTableWidget):
         self.setFont(font)
         self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
         self._kept_width = 0  # the width kept for the old font size no longer applies
+        self._content_width_cache = None
         self._grow_columns((0, 1), shrink=True)
         self._fit_height()
 
