@@ -235,18 +235,21 @@ def latency_takes_over(collective, size_bytes, link_bw, alpha, n_max: int = RANK
     a = v.non_negative("alpha", alpha)
     top = v.integer("n_max", n_max, RANKS_MIN, v.MAX_GPUS)
 
-    def latency_wins(n: int) -> bool:
-        return float(_ring(op, 0.0, n, bw, a)) >= float(_ring(op, size, n, bw, 0.0))
+    def latency_wins(n):  # n: one rank count or an array of them
+        return np.asarray(_ring(op, 0.0, n, bw, a), dtype=float) >= np.asarray(_ring(op, size, n, bw, 0.0), dtype=float)
 
-    if not latency_wins(top):
+    # Both parts grow with n, so the answer is the first n where latency wins: bracketed on a
+    # geometric grid of rank counts, then found among the integers of that bracket, two
+    # vectorised evaluations (a bisection took 34 validated scalar calls, 2 ms per redraw).
+    grid = np.unique(np.rint(np.geomspace(RANKS_MIN, top, 65)).astype(np.int64))
+    wins = latency_wins(grid)
+    if not wins[-1]:
         return None
-    lo, hi = RANKS_MIN, top
-    if latency_wins(lo):
-        return lo
-    while hi - lo > 1:  # latency_wins(lo) is False, latency_wins(hi) is True
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if latency_wins(mid) else (mid, hi)
-    return hi
+    first = int(np.argmax(wins))
+    if first == 0:
+        return int(grid[0])
+    ns = np.arange(grid[first - 1] + 1, grid[first] + 1, dtype=np.int64)
+    return int(ns[int(np.argmax(latency_wins(ns)))])
 
 
 @v.public

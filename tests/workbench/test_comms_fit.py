@@ -111,6 +111,18 @@ def test_rank_sweep_splits_ring_time_into_latency_and_transfer():
     assert comms_sweep.latency_takes_over("all_reduce", 2.0**30, 360 * GB, 5 * US) == n_star
 
 
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all"])
+@pytest.mark.parametrize("size", [1.0, 3e5, 2.0**30, 7e11])
+def test_latency_takes_over_at_the_first_rank_count_where_the_ring_s_latency_wins(collective, size):
+    bw, alpha, top = 200 * GB, 8 * US, 3000
+    n = np.arange(2, top + 1)
+    latency = np.asarray(comms_sweep._ring(collective, 0.0, n, bw, alpha))
+    transfer = np.asarray(comms_sweep._ring(collective, size, n, bw, 0.0))
+    wins = latency >= transfer
+    expected = int(n[np.argmax(wins)]) if wins.any() else None
+    assert comms_sweep.latency_takes_over(collective, size, bw, alpha, n_max=top) == expected
+
+
 def test_latency_never_takes_over_a_huge_message_within_the_range():
     assert comms_sweep.latency_takes_over("all_reduce", 1e15, 360 * GB, 1 * US, n_max=1000) is None
     rs = comms_sweep.rank_sweep("all_gather", 1e15, 360 * GB, 1 * US, n_max=1000)
