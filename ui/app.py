@@ -129,6 +129,7 @@ def run_gui(project: str | None = None) -> int:
     from ui.main_window import MainWindow
 
     window = MainWindow()
+    window.statusBar().showMessage("Opening the project…")
     window.show()
     # The window is painted first; the project, and the database layer it needs, right after.
     window.after_first_paint(lambda: _open_start_project(app, window, project))

@@ -653,6 +653,10 @@ class MainWindow(QMainWindow):
         return self.document.prediction()
 
     def _update_run_summary(self, *_args) -> None:
+        if self.project is None:  # starting: the default plan's numbers are not the project's
+            self.summary_label.clear()
+            self.summary_label.setToolTip("")
+            return
         plan = self.document.plan()
         text, tip = summary_line(self.document.prediction(), plan, self.catalog.name(plan.hardware),
                                  self.document.prediction_problem())

@@ -738,7 +738,9 @@ def test_run_gui_paints_the_window_before_it_opens_the_project(qtbot, qapp, monk
     class Watch(QObject):
         def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
             if event.type() == QEvent.Type.Paint and obj.isWidgetType() and isinstance(obj.window(), MainWindow):
-                painted_with.append(obj.window().project)
+                window = obj.window()
+                painted_with.append((window.project, window.summary_label.text(),
+                                     window.statusBar().currentMessage()))
             return False
 
     watch = Watch()
@@ -751,7 +753,9 @@ def test_run_gui_paints_the_window_before_it_opens_the_project(qtbot, qapp, monk
         qtbot.waitUntil(lambda: window.project is not None, timeout=10000)
     finally:
         qapp.removeEventFilter(watch)
-    assert painted_with and painted_with[0] is None  # the first paint came first
+    # the first paint came first, without the default plan's numbers, saying what comes next
+    assert painted_with and painted_with[0] == (None, "", "Opening the project…")
+    assert "days" in window.summary_label.text()
     # the panel in front is built once the project is in, and shows its plan
     qtbot.waitUntil(lambda: window.panels.is_built("run_plan"), timeout=10000)
     assert window.panels["run_plan"].scenario() == window.document.plan()
