@@ -287,6 +287,7 @@ class MeasuredPanel(PanelBase):
         self._prediction_cache: tuple[RunPlan, Prediction | None, str] | None = None
         self._comparison: list[tuple[str, ms.MeasuredScenario]] = []
         self._adopt_note = ""
+        self._extents: tuple[list[float], list[float], list[float]] = ([], [], [])  # steps, rates, MFUs drawn
         super().__init__(scenario if scenario is not None else ms.MeasuredScenario(), parent,
                          undo_stack=undo_stack)
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # messages name files: data, not markup
@@ -821,7 +822,7 @@ class MeasuredPanel(PanelBase):
     def _apply_ranges(self, *_args) -> None:
         """The steps across, each chart from 0 to its data plus room for its legend (top left):
         the legend's height in pixels, so presentation fonts and a short chart keep it clear."""
-        steps, rates, mfus = getattr(self, "_extents", ([], [], []))
+        steps, rates, mfus = self._extents
         lo, hi = (min(steps), max(steps)) if steps else (1.0, 100.0)  # no log: whole steps, not 0.1 ... 0.9
         margin = 0.02 * (hi - lo) if hi > lo else 1.0
         self.rate_chart.set_log_range(lo - margin, hi + margin)

@@ -500,9 +500,12 @@ class RunPlanPanel(PanelBase):
     def _sync_measured(self) -> None:
         shown = self._scenario.measured_tokens_per_s is not None
         if shown:
-            self.measured_label.setText(self.measured_text())
-            self.measured_banner.setStyleSheet(
-                f"#measuredBanner {{ background: {th.current_theme().notice_bg}; }}")
+            text = self.measured_text()
+            if self.measured_label.text() != text:  # a word-wrapped label: a new text relays out
+                self.measured_label.setText(text)
+            sheet = f"#measuredBanner {{ background: {th.current_theme().notice_bg}; }}"
+            if self.measured_banner.styleSheet() != sheet:  # a new sheet restyles the banner
+                self.measured_banner.setStyleSheet(sheet)
         self.measured_banner.setVisible(shown)
 
     def use_model_again(self) -> bool:
