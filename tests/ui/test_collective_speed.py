@@ -183,3 +183,12 @@ def test_the_grids_image_is_what_painting_the_cells_gives(panel):
     direct, cached = painted(True), painted(False)
     assert np.abs(direct - cached).max() <= 2  # premultiplied rounding at antialiased edges only
     assert len(np.unique(direct.reshape(-1, 4), axis=0)) > 10  # cells were painted
+
+
+def test_an_svg_export_draws_the_cells_as_vectors_not_the_grids_image(panel, tmp_path):
+    _ranks(panel, 8)
+    panel.go_to(3)
+    panel.view.grab()  # the grid's image exists
+    svg = panel.export_to("svg", tmp_path / "c.svg").read_text()
+    assert "<image" not in svg
+    assert svg.count("<rect") >= 8  # the cells' rectangles (batched per colour)

@@ -48,6 +48,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetricsF,
     QImage,
+    QPaintEngine,
     QPainter,
     QPainterPath,
     QPen,
@@ -169,7 +170,8 @@ class GridItem(QGraphicsItem):
     complete and partial fill, the partial-sum bars), not one call per cell, into an image
     kept from one paint to the next: a step paints again only the cells it changed (2n of n²
     in a ring step) and their neighbours' edges, and every paint copies the image. A painter
-    that scales (an export at another size) gets the cells drawn straight onto it."""
+    that scales (an export at another size) or draws vectors (SVG) gets the cells drawn
+    straight onto it."""
 
     def __init__(self, view: CollectiveView, rect: QRectF):
         super().__init__()
@@ -224,9 +226,11 @@ class GridItem(QGraphicsItem):
         batches = v._batches
         batches.group(rects, v._n, v._reduces, geo.cell_mode, geo)
         t = painter.deviceTransform()
-        device = painter.device()
-        if (t.type().value > QTransform.TransformationType.TxTranslate.value or t.dx() != round(t.dx())
-                or t.dy() != round(t.dy()) or device is None or device.devicePixelRatioF() != 1):
+        device, engine = painter.device(), painter.paintEngine()
+        if (engine is None or engine.type() != QPaintEngine.Type.Raster  # SVG, PDF: vector cells
+                or t.type().value > QTransform.TransformationType.TxTranslate.value
+                or t.dx() != round(t.dx()) or t.dy() != round(t.dy())
+                or device is None or device.devicePixelRatioF() != 1):
             self._paint_cells(painter, geo, rects, None)
             return
         area = self.boundingRect().toAlignedRect()
