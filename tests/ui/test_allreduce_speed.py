@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QCoreApplication
+from chart_items import deliver_events, item_ids
 
 from ui import theme as th
 from ui.catalog import HardwareCatalog
@@ -32,27 +32,8 @@ def panel(qtbot):
     p.resize(1800, 1000)
     p.show()
     qtbot.waitExposed(p)
-    _events()
+    deliver_events()
     return p
-
-
-def _events() -> None:
-    """Deliver what a change posted (the charts' settle, the scene's update, the paint)."""
-    for _ in range(3):
-        QCoreApplication.processEvents()
-
-
-def _items(chart) -> list[int]:
-    """The ids of every object the chart draws a change with."""
-    plot = chart.getPlotItem()
-    ids = [id(s.item) for s in chart.series()]
-    ids += [id(line) for line, *_ in chart._lines] + [id(getattr(line, "label", None)) for line, *_ in chart._lines]
-    for legend in (plot.legend, getattr(chart, "_side_legend", None)):
-        ids.append(id(legend))
-        if legend is not None:
-            ids += [id(x) for entry in legend.items for x in entry]
-    ids += [id(chart._op_item), id(chart._op_label)]
-    return ids + sorted(id(item) for item in chart.scene().items())
 
 
 def _row(panel, quantity):
@@ -67,15 +48,15 @@ def test_a_size_change_keeps_every_item_in_front_and_places_the_overlays_once(pa
     for name in (HEALTHY, TWO_NODES):  # the logs' points, their models and the second legend too
         assert panel.load_log_from(FIXTURES / name)
     panel.edit(size_bytes=SIZES[0])
-    _events()
+    deliver_events()
     charts = [panel.chart, panel.busbw_chart]
     assert panel.chart.side_legend_names() == [HEALTHY, TWO_NODES]
-    before = [_items(c) for c in charts]
+    before = [item_ids(c) for c in charts]
     for size in SIZES[1:]:
         placed = [c.overlay_placements for c in charts]
         assert panel.edit(size_bytes=size)
-        _events()
-        assert [_items(c) for c in charts] == before, size  # nothing made again, nothing left over
+        deliver_events()
+        assert [item_ids(c) for c in charts] == before, size  # nothing made again, nothing left over
         assert [c.overlay_placements - p for c, p in zip(charts, placed, strict=True)] == [1, 1], size
         assert panel.chart.operating_point()[0] == size
     assert panel.chart.side_legend_names() == [HEALTHY, TWO_NODES]
@@ -87,20 +68,20 @@ def test_the_tab_behind_is_drawn_when_chosen_with_the_latest_numbers_and_only_th
     front = [panel.chart, panel.busbw_chart]
     for tab in (SCALE_TAB, SIZE_TAB):  # shown once: laid out at their size (a resize places again)
         panel.chart_tabs.setCurrentIndex(tab)
-        _events()
+        deliver_events()
     placed = [c.overlay_placements for c in behind]
     first = [c.operating_point() for c in behind]
     for size in SIZES[1:]:
         panel.edit(size_bytes=size)
-        _events()
+        deliver_events()
     assert [c.overlay_placements for c in behind] == placed  # not drawn behind the other tab
     assert [c.operating_point() for c in behind] == first
     size = SIZES[-2]
     panel.edit(size_bytes=size)
-    _events()
+    deliver_events()
     drawn = [c.overlay_placements for c in front]
     panel.chart_tabs.setCurrentIndex(SCALE_TAB)
-    _events()
+    deliver_events()
     assert [c.overlay_placements - p for c, p in zip(behind, placed, strict=True)] == [1, 1]
     point = comms_sweep.operating_point(s.collective, size, s.n_ranks, s.link_bw, s.alpha)
     assert panel.ranks_chart.operating_point()[:2] == pytest.approx((s.n_ranks, point.best_time), rel=1e-12)
@@ -110,16 +91,16 @@ def test_the_tab_behind_is_drawn_when_chosen_with_the_latest_numbers_and_only_th
     # back to a tab that is up to date: nothing is drawn again
     placed = [c.overlay_placements for c in behind]
     panel.chart_tabs.setCurrentIndex(SIZE_TAB)
-    _events()
+    deliver_events()
     panel.chart_tabs.setCurrentIndex(SCALE_TAB)
-    _events()
+    deliver_events()
     assert [c.overlay_placements for c in front + behind] == drawn + placed
     # an edit on the scale tab: the size tab catches up when it is chosen
     panel.edit(size_bytes=SIZES[1])
-    _events()
+    deliver_events()
     assert [c.overlay_placements for c in front] == drawn
     panel.chart_tabs.setCurrentIndex(SIZE_TAB)
-    _events()
+    deliver_events()
     assert [c.overlay_placements - p for c, p in zip(front, drawn, strict=True)] == [1, 1]
     assert panel.chart.operating_point()[0] == SIZES[1]
     assert panel.chart_for_export() is panel.charts
@@ -130,7 +111,7 @@ def test_after_each_change_the_numbers_shown_are_the_workbench_numbers(panel):
     sweep = comms_sweep.sweep(s.collective, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max)
     for size in SIZES:
         panel.edit(size_bytes=size)
-        _events()
+        deliver_events()
         point = comms_sweep.operating_point(s.collective, size, s.n_ranks, s.link_bw, s.alpha)
         assert _row(panel, "Ring time") == _shown(point.ring_time, "s")
         assert _row(panel, "Tree time") == _shown(point.tree_time, "s")
@@ -152,31 +133,31 @@ def test_after_each_change_the_numbers_shown_are_the_workbench_numbers(panel):
 def test_the_logs_legend_is_kept_and_renamed_in_place(panel):
     for name in (HEALTHY, TWO_NODES):
         assert panel.load_log_from(FIXTURES / name)
-    _events()
+    deliver_events()
     chart = panel.chart
     legend = chart._side_legend
     samples = [sample for sample, _label in legend.items]
     panel.edit(size_bytes=SIZES[1])
-    _events()
+    deliver_events()
     assert chart._side_legend is legend and [sample for sample, _label in legend.items] == samples
     assert panel.remove_log(0)
-    _events()
+    deliver_events()
     assert chart._side_legend is legend and chart.side_legend_names() == [TWO_NODES]
     assert legend.items[0][0].item is next(s.item for s in chart.series() if s.name == TWO_NODES)
     assert panel.clear_log()
-    _events()
+    deliver_events()
     assert chart.side_legend_names() == [] and not legend.isVisible()  # hidden, kept for the next log
     assert panel.load_log_from(FIXTURES / HEALTHY)
-    _events()
+    deliver_events()
     assert chart._side_legend is legend and legend.isVisible() and chart.side_legend_names() == [HEALTHY]
 
 
 def test_a_theme_change_restyles_both_legends(qtbot, qapp, panel):
     assert panel.load_log_from(FIXTURES / HEALTHY)
-    _events()
+    deliver_events()
     try:
         th.apply_theme(qapp, "dark")
-        _events()
+        deliver_events()
         ink = th.current_theme().ink
         for legend in (panel.chart.getPlotItem().legend, panel.chart._side_legend):
             assert legend.isVisible()
@@ -191,7 +172,7 @@ def test_a_new_size_moves_the_points_only_and_another_input_draws_the_curves_aga
 
     for name in (HEALTHY, TWO_NODES):
         assert panel.load_log_from(FIXTURES / name)
-    _events()
+    deliver_events()
     added = []
     real = Chart.add_series
 
@@ -203,12 +184,12 @@ def test_a_new_size_moves_the_points_only_and_another_input_draws_the_curves_aga
     cells = [id(panel.logs_table.item(r, c)) for r in range(2) for c in range(6)]
     for size in SIZES:
         panel.edit(size_bytes=size)
-        _events()
+        deliver_events()
         assert added == []  # the curves, the logs and their models are as they were
         assert panel.chart.operating_point()[0] == size == panel.busbw_chart.operating_point()[0]
     assert [id(panel.logs_table.item(r, c)) for r in range(2) for c in range(6)] == cells
     panel.edit(n_ranks=16)
-    _events()
+    deliver_events()
     assert {name for chart, name in added if chart is panel.chart} >= {"ring", "tree", HEALTHY, TWO_NODES}
     s = panel.scenario()
     sweep = comms_sweep.sweep(s.collective, 16, s.link_bw, s.alpha, s.size_min, s.size_max)
@@ -231,9 +212,9 @@ def test_the_operating_points_are_placed_against_the_curves_as_arrays(panel, mon
                         lambda segments, boxes: at_once.append(len(segments)) or real(segments, boxes))
     for name in (HEALTHY, TWO_NODES):  # more curves to keep clear of
         assert panel.load_log_from(FIXTURES / name)
-    _events()
+    deliver_events()
     one_by_one.clear(), at_once.clear()
     panel.edit(size_bytes=SIZES[1])
-    _events()
+    deliver_events()
     assert len(at_once) == 2 and min(at_once) > 100  # one test of every curve per chart
     assert len(one_by_one) < 20  # only leader lines, if any (the curves took ~2,500 calls a change)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QCoreApplication
+from chart_items import deliver_events, item_ids
 
 from ui.catalog import HardwareCatalog
 from ui.panels.scaling import MeasuredTable, ScalingPanel
@@ -29,24 +29,8 @@ def panel(qtbot):
     p.resize(1800, 1000)
     p.show()
     qtbot.waitExposed(p)
-    _events()
+    deliver_events()
     return p
-
-
-def _events() -> None:
-    """Deliver what a change posted (the chart's settle, the scene's update, the paint)."""
-    for _ in range(3):
-        QCoreApplication.processEvents()
-
-
-def _items(chart) -> list[int]:
-    """The ids of every object the chart draws a change with."""
-    legend = chart.getPlotItem().legend
-    ids = [id(s.item) for s in chart.series()]
-    ids += [id(line) for line, *_ in chart._lines] + [id(getattr(line, "label", None)) for line, *_ in chart._lines]
-    ids += [id(legend)] + [id(x) for entry in legend.items for x in entry]
-    ids += [id(chart._op_item), id(chart._op_label)]
-    return ids + sorted(id(item) for item in chart.scene().items())
 
 
 def _row(panel, starts):
@@ -56,14 +40,14 @@ def _row(panel, starts):
 def test_a_serial_fraction_change_keeps_every_item_and_places_the_overlays_once(panel):
     chart = panel.chart
     panel.edit(serial_fraction=FRACTIONS[0])
-    _events()
-    before = _items(chart)
+    deliver_events()
+    before = item_ids(chart)
     assert len(chart.series()) == 4 and chart.legend_visible()  # the law, ideal, fit and measured points
     for s in FRACTIONS[1:]:
         placed = chart.overlay_placements
         assert panel.edit(serial_fraction=s)
-        _events()
-        assert _items(chart) == before, s  # nothing made again, nothing left over
+        deliver_events()
+        assert item_ids(chart) == before, s  # nothing made again, nothing left over
         assert chart.overlay_placements - placed == 1, s
         names = [label.text for _sample, label in chart.getPlotItem().legend.items]
         assert names[0] == f"Amdahl, s = {ms.plain_percent(s)}"  # the entry renamed in place
@@ -81,7 +65,7 @@ def test_only_the_curves_whose_values_changed_are_handed_to_pyqtgraph(panel, mon
 
     monkeypatch.setattr(pg.PlotDataItem, "setData", set_data)
     panel.edit(serial_fraction=0.03)
-    _events()
+    deliver_events()
     # the law's curve moved; the ideal line, the fit and the measured points did not (the
     # operating point is set by its own item, unnamed)
     assert [name for name in handed if name] == ["Amdahl, s = 3%"]
@@ -113,7 +97,7 @@ def test_the_measured_table_is_filled_again_only_when_what_it_shows_changed(pane
 def test_after_each_change_the_numbers_shown_are_the_workbench_numbers(panel):
     for s in FRACTIONS:
         panel.edit(serial_fraction=s)
-        _events()
+        deliver_events()
         scenario = panel.scenario()
         n, speedup, _eff = sa.speedup_sweep(s, max(1024, 4 * scenario.n_gpus), "strong")
         law = panel.chart.series()[0]

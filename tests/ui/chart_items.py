@@ -1,0 +1,28 @@
+"""What the speed tests look at: the events a change posted, and the objects a chart draws with.
+
+A test keeps :func:`item_ids` before a value change and compares after: equal lists say no
+plot item was made again and none was left over."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication
+
+
+def deliver_events() -> None:
+    """Deliver what a change posted (the charts' settle, the scene's update, the paint)."""
+    for _ in range(3):
+        QCoreApplication.processEvents()
+
+
+def item_ids(chart) -> list[int]:
+    """The ids of every object the chart draws a change with: series, reference lines and
+    their labels, the legends and their entries, the operating point, and the scene's items."""
+    plot = chart.getPlotItem()
+    ids = [id(s.item) for s in chart.series()]
+    ids += [id(line) for line, *_ in chart._lines] + [id(getattr(line, "label", None)) for line, *_ in chart._lines]
+    for legend in (plot.legend, getattr(chart, "_side_legend", None)):
+        ids.append(id(legend))
+        if legend is not None:
+            ids += [id(x) for entry in legend.items for x in entry]
+    ids += [id(chart._op_item), id(chart._op_label)]
+    return ids + sorted(id(item) for item in chart.scene().items())
