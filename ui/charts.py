@@ -386,6 +386,12 @@ class _Settler(QObject):
             self._chart.settle()
 
 
+def discard_legend(legend) -> None:
+    """Empty ``legend`` and take it off its scene (a new one is made in a new style)."""
+    legend.clear()
+    if legend.scene() is not None:
+        legend.scene().removeItem(legend)
+
 class Chart(pg.PlotWidget):
     """The chart every panel draws into. All values passed in are real SI values.
 
@@ -843,11 +849,8 @@ class Chart(pg.PlotWidget):
 
     def _rebuild_legend(self) -> None:
         """A new legend item (a theme or presentation change restyles its box and labels)."""
-        legend = self._legend
-        if legend is not None:
-            legend.clear()
-            if legend.scene() is not None:
-                legend.scene().removeItem(legend)
+        if self._legend is not None:
+            discard_legend(self._legend)
             self.getPlotItem().legend = None
             self._legend = None
         self.update_legend()

@@ -59,7 +59,7 @@ from PySide6.QtWidgets import (
 
 import presets
 from ui import theme as th
-from ui.charts import Chart, LogUnitAxis, si_label
+from ui.charts import Chart, LogUnitAxis, discard_legend, si_label
 from ui.panel import PanelBase, ResultRow
 from workbench import comms, comms_sweep, link_health, units
 from workbench._validate import InputError
@@ -208,11 +208,8 @@ class SizeChart(Chart):
 
     def _rebuild_legend(self) -> None:
         """A theme or presentation change: both legends made again in the new style."""
-        side = self._side_legend
-        if side is not None:
-            side.clear()
-            if side.scene() is not None:
-                side.scene().removeItem(side)
+        if self._side_legend is not None:
+            discard_legend(self._side_legend)
             self._side_legend = None
         super()._rebuild_legend()
 
