@@ -660,8 +660,15 @@ class MainWindow(QMainWindow):
         plan = self.document.plan()
         text, tip = summary_line(self.document.prediction(), plan, self.catalog.name(plan.hardware),
                                  self.document.prediction_problem())
-        self.summary_label.setText(text)
-        self.summary_label.setToolTip(tip)
+        if text != self.summary_label.text():
+            self.summary_label.setText(text)
+            # its width only grows: one digit less on every edit would lay the status bar and
+            # the window out again and repaint the label three times
+            width = self.summary_label.sizeHint().width()
+            if width > self.summary_label.minimumWidth():
+                self.summary_label.setMinimumWidth(width)
+        if tip != self.summary_label.toolTip():
+            self.summary_label.setToolTip(tip)
 
     # =========================================================================================
     # project life cycle

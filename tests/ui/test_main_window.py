@@ -847,3 +847,21 @@ def test_a_letter_in_the_gpu_field_is_explained_and_loses_nothing(qtbot, window)
     assert window.context_model.context().n_gpus == 64  # the last good value stays
     assert messages and messages[-1]  # a message says what to fix
     assert window.context_toolbar.gpu_field.edit.toolTip() == messages[-1]
+
+
+def test_the_run_summary_keeps_its_width_when_an_edit_shortens_it(qtbot, window):
+    window.document.edit_plan(n_gpus=4096)
+    label = window.summary_label
+    wide = label.minimumWidth()
+    assert wide >= label.sizeHint().width() > 0
+    window.document.edit_plan(n_gpus=8)  # fewer digits
+    assert label.minimumWidth() == wide and "8 ×" in label.text()
+
+
+def test_start_up_objects_are_out_of_the_garbage_collector_s_way(qtbot, qapp, monkeypatch, project_path):
+    import gc
+
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    frozen: list = []
+    _run_gui_without_event_loop(qtbot, qapp, monkeypatch, str(project_path))
+    assert frozen == [True]
