@@ -142,7 +142,7 @@ def _open_start_project(app, window, project: str | None) -> None:
 
     # open_path offers a recovery file and shows one clear message when the file fails to open
     if project and window.open_path(project, confirm=False):
-        _settle_start_up_objects()
+        freeze_start_up_objects()
         _arm_quit_after_start(app, window)
         return
     default = default_project_path()
@@ -154,11 +154,11 @@ def _open_start_project(app, window, project: str | None) -> None:
     if project:
         window.statusBar().showMessage(f"{Path(project).name} did not open; the default project is open instead",
                                        15000)
-    _settle_start_up_objects()
+    freeze_start_up_objects()
     _arm_quit_after_start(app, window)
 
 
-def _settle_start_up_objects() -> None:
+def freeze_start_up_objects() -> None:
     """The objects made at start-up (modules, widgets, presets) live as long as the app: out of
     the garbage collector's way, so that its full collections, which walk every object, do not
     land in the middle of an edit or an animation step (about 2 ms each)."""

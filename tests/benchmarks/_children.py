@@ -114,12 +114,14 @@ def _window(project_path):
     from PySide6.QtWidgets import QApplication
 
     from storage import Project
+    from ui.app import freeze_start_up_objects
     from ui.main_window import MainWindow
 
     window = MainWindow(Project.open(project_path))
     screen = QApplication.primaryScreen().availableGeometry()
     window.setGeometry(screen)
     window.show()
+    freeze_start_up_objects()  # as the app does once its project is open
     return window
 
 
