@@ -42,6 +42,7 @@ from ui import dialogs, plain
 from ui import theme as th
 from ui.charts import Chart
 from ui.panel import PanelBase, ResultsTable
+from ui.panels.measured_files import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY
 from ui.widgets.quantity_edit import IntField
 from workbench import carbon, energy, trainlog, units
 from workbench import measured as ms
@@ -50,11 +51,8 @@ from workbench.plan import Prediction, RunPlan
 from workbench.scenarios import FIELD_LABELS
 
 #: Files the window routes to this panel (dropped, or opened with File > Open).
-MEASURED_SUFFIXES = (".log", ".txt", ".out", ".err", ".csv")
 LOG_FILTER = "Training logs (*.log *.txt *.out *.err);;All files (*)"
 ENERGY_FILTER = "Energy logs: CodeCarbon, nvidia-smi, power samples (*.csv *.txt *.log);;All files (*)"
-#: The File > Open filter entry for these files.
-OPEN_FILTER_ENTRY = "Training logs and energy CSVs (*.log *.txt *.out *.err *.csv)"
 _DASH = "–"
 _HEADER_CHARS = 26
 #: Entries of the charts' keys to the line styles and markers.
