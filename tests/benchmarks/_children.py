@@ -111,12 +111,15 @@ def _application():
 
 
 def _window(project_path):
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from storage import Project
     from ui.app import freeze_start_up_objects
     from ui.main_window import MainWindow
 
+    # the whole screen, as the issue measures: not the layout the warm-up start saved on close
+    QSettings().remove("window")
     window = MainWindow(Project.open(project_path))
     screen = QApplication.primaryScreen().availableGeometry()
     window.setGeometry(screen)
