@@ -34,6 +34,7 @@ from workbench.workspace import (
     context_of,
     edit_plan,
     follow_plan,
+    follows_alike,
     plan_from_context,
 )
 
@@ -153,6 +154,7 @@ class Document(QObject):
         self._kinds: dict[str, bool] = {}  # kind -> whether its scenario is saved in the workspace
         self._pending: dict[str, tuple[Any, bool]] = {}
         self._build_view = None
+        self._last_view: PlanView | None = None  # the view the kept scenarios follow when read
         self._paused = False
         self.interconnect_name = lambda key: key
         hardware_catalog.changed.connect(self._catalog_changed)
@@ -287,8 +289,20 @@ class Document(QObject):
 
     def _changed(self) -> None:
         self._fresh = False
+        self._advance_pending(self.view())
         self.follow_all()
         self.planChanged.emit(self._plan)
+
+    def _advance_pending(self, view: PlanView) -> None:
+        """A kind without a view follows the plan when it is read, from its kept scenario. A view
+        that cannot give everything (no prediction, no link) keeps the scenario's last values:
+        before it, the kept scenarios follow the last view, as a built panel would have."""
+        last, self._last_view = self._last_view, view
+        if last is None or follows_alike(last, view):
+            return
+        for kind, (scenario, override) in self._pending.items():
+            if scenario is not None and not override and self._kinds.get(kind, True):
+                self._pending[kind] = (follow_plan(kind, scenario, last), override)
 
     # -- panels ---------------------------------------------------------------------------------
     def declare(self, kind: str, scenario: Any, *, saves_scenario: bool = True) -> None:
@@ -414,6 +428,7 @@ class Document(QObject):
             if scenario is not None and scenario != panel.scenario():
                 panel.set_scenario(scenario)
         # A saved panel that follows the plan shows the plan's numbers (its own fields stay).
+        self._last_view = self.view()
         self.follow_all()
         self.planChanged.emit(self._plan)
         return workspace.active, problems

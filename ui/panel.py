@@ -914,8 +914,11 @@ class PanelBase(QWidget):
         is shown, or when its scenario is asked for (:meth:`scenario`), whichever comes first."""
         behind_a_tab = getattr(self, "_on_screen", True) is False  # the window said so
         if self.context_sink is not None and behind_a_tab and not getattr(self, "_force_draw", False):
-            from workbench.workspace import context_of
+            from workbench.workspace import context_of, follows_alike
 
+            pending = getattr(self, "_plan_pending", None)
+            if pending is not None and not follows_alike(pending, view):
+                self._follow_now(pending)  # what the new view cannot give stays as this one left it
             self._view = view
             self._context = context_of(view.plan, view.sparse)
             self._plan_pending = view

@@ -489,6 +489,18 @@ def follow_plan(kind: str, scenario: Any, view: PlanView) -> Any:
         return scenario
 
 
+def follows_alike(before: PlanView, after: PlanView) -> bool:
+    """Whether following ``after`` gives the same scenario with or without having followed
+    ``before`` first. A follower sets every plan field from the view, except what the view
+    cannot give: the predicted numbers of a plan that cannot be predicted, the link of a plan
+    whose gradient sync has none. Those keep the scenario's last values, so a view that lacks
+    one of them must be followed from the scenario as the view before it left it."""
+    v.instance("before", before, PlanView)
+    v.instance("after", after, PlanView)
+    return ((before.prediction is None) == (after.prediction is None)
+            and bool(sync_link(before.plan)) == bool(sync_link(after.plan)))
+
+
 def differs_from_plan(kind: str, scenario: Any, view: PlanView) -> bool:
     """Whether ``scenario`` is not what following the plan would make of it."""
     followed = follow_plan(kind, scenario, view)
@@ -512,7 +524,7 @@ def _close(a: Any, b: Any) -> bool:
 
 
 __all__ = [
-    "WORKSPACE_VERSION", "DEFAULT_PLAN", "Workspace", "PlanView", "FOLLOWERS", "POWER_PLAN_FIELDS",
+    "WORKSPACE_VERSION", "DEFAULT_PLAN", "Workspace", "PlanView", "FOLLOWERS", "POWER_PLAN_FIELDS", "follows_alike",
     "precision_fallback", "edit_plan", "fit_gpus", "follow_plan", "differs_from_plan",
     "register_follower", "context_of", "plan_from_context", "sync_link", "dp_spans_nodes", "KEEPS_MEASURED",
 ]

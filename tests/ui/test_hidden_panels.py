@@ -144,3 +144,21 @@ def test_an_edit_that_leaves_the_banner_as_it_was_does_not_restyle_it(qtbot, win
     for share in (0.35, 0.4, 0.45):
         assert panel.edit(static_fraction=share)
     assert sheets == [] and texts == [] and panel.plan_banner.isVisibleTo(panel)
+
+
+def test_a_plan_that_cannot_be_predicted_leaves_unopened_and_hidden_panels_as_the_last_plan_left_them(qtbot, window):
+    _painted(qtbot, window)
+    power = window.panel("power")  # built, behind the Run plan's tab; scaling and the rest not built
+    assert not power.on_screen() and not window.panels.is_built("scaling")
+    window.document.edit_plan(n_gpus=64)  # predicted: the panels owe this plan's numbers
+    planned = window.document.prediction().tokens_per_s
+    # a device whose preset has no GPU link: the plan cannot be predicted
+    window.document.edit_plan(hardware="a100-pcie-80gb")
+    assert window.document.prediction() is None
+    scaling = window.document.scenario("scaling")
+    assert scaling.throughput_source == "planned" and scaling.tokens_per_s == pytest.approx(planned)
+    assert power.scenario().tokens_per_s_per_gpu == pytest.approx(planned / 64)
+    unbuilt = window.workspace_json()
+    for kind in window.panels:
+        window.panels[kind]
+    assert window.workspace_json() == unbuilt

@@ -27,6 +27,7 @@ from workbench.workspace import (
     edit_plan,
     fit_gpus,
     follow_plan,
+    follows_alike,
     precision_fallback,
 )
 
@@ -200,3 +201,16 @@ def test_a_v1_context_that_cannot_all_carry_over_keeps_the_rest():
     plan, note = plan_from_context(RunContext(hardware="a100-sxm-80gb", n_gpus=7, model_params=70e9))
     assert plan.hardware == "a100-sxm-80gb" and plan.n_params == 70e9 and plan.intra_node is None
     assert plan.n_gpus == 7 or "GPU count" in note
+
+
+@pytest.mark.parametrize("kind", ["scaling", "power", "allreduce", "collective"])
+def test_following_a_plan_alike_the_last_one_needs_no_step_between(kind):
+    from workbench.scenarios import SCENARIO_TYPES
+
+    base = SCENARIO_TYPES[kind]()
+    first, second = view_of(DEFAULT_PLAN), view_of(DEFAULT_PLAN.with_changes(n_gpus=64, global_batch=64))
+    assert follows_alike(first, second)
+    assert follow_plan(kind, follow_plan(kind, base, first), second) == follow_plan(kind, base, second)
+    # a plan that cannot be predicted keeps what the last predicted one left: not alike
+    blind = PlanView(plan=second.plan, hardware=second.hardware, prediction=None, problem="no link")
+    assert not follows_alike(second, blind) and follows_alike(blind, blind)
