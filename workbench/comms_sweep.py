@@ -248,7 +248,12 @@ def latency_takes_over(collective, size_bytes, link_bw, alpha, n_max: int = RANK
     first = int(np.argmax(wins))
     if first == 0:
         return int(grid[0])
-    ns = np.arange(grid[first - 1] + 1, grid[first] + 1, dtype=np.int64)
+    loses, wins_at = int(grid[first - 1]), int(grid[first])
+    while wins_at - loses > 4096:  # millions of ranks: narrow the bracket before listing it
+        points = np.unique(np.linspace(loses, wins_at, 65).astype(np.int64))
+        i = int(np.argmax(latency_wins(points)))  # points[0] loses, points[-1] wins
+        loses, wins_at = int(points[i - 1]), int(points[i])
+    ns = np.arange(loses + 1, wins_at + 1, dtype=np.int64)
     return int(ns[int(np.argmax(latency_wins(ns)))])
 
 

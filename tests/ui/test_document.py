@@ -365,7 +365,9 @@ def test_a_plan_that_cannot_be_predicted_says_why_everywhere(qtbot, window):
     assert window.document.prediction() is None
     assert "unavailable" in window.summary_label.text()
     assert "intra-node" in window.summary_label.toolTip()
+    window.raise_panel("scaling")  # where the user looks next
     scaling = window.panel("scaling")
+    qtbot.waitUntil(scaling.on_screen)
     assert "cannot be predicted" in scaling.status_text()
 
 

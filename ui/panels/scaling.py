@@ -561,13 +561,6 @@ class ScalingPanel(PanelBase):
         name = self.catalog.name(s.hardware)
         return self.edit(measured_on=s.hardware, _text=f"Mark the throughput as measured on {name}", _merge=False)
 
-    def follow_plan(self, view) -> bool:
-        followed = super().follow_plan(view)
-        s = self.scenario()
-        if followed and view.prediction is not None and s is not None and s.throughput_source != "planned":
-            self.set_scenario(s.with_changes(throughput_source="planned"))  # the plan's number: no step
-        return followed
-
     # -- the measured table: each action one undo step ------------------------------------------
     def _measured_cell_typed(self, row: int, column: int, text: str) -> None:
         rows = list(self.scenario().measured)
