@@ -406,6 +406,7 @@ CALLS = [
     ("workspace.fit_gpus", workspace.fit_gpus, dict(plan=PLAN, n_gpus=16)),
     ("workspace.follow_plan", workspace.follow_plan, dict(kind="scaling", scenario=SCALING, view=VIEW)),
     ("workspace.differs_from_plan", workspace.differs_from_plan, dict(kind="scaling", scenario=SCALING, view=VIEW)),
+    ("workspace.follows_alike", workspace.follows_alike, dict(before=VIEW, after=VIEW)),
     ("workspace.register_follower", _restoring(workspace.register_follower, workspace.FOLLOWERS),
      dict(kind="scaling", follow=workspace.FOLLOWERS["scaling"])),
     ("workspace.context_of", workspace.context_of, dict(plan=PLAN, sparse=True)),
