@@ -173,7 +173,7 @@ class ScenarioListing(Sequence[ScenarioRecord]):
 
 
 def _stored_scenario_problem(kind: str, columns: list[Any]) -> str | None:
-    """The problem ``Project._validate_items`` records for one scenario row, from its stored
+    """The problem ``Project.check_items_step`` records for one scenario row, from its stored
     types and bytes (typeof and raw bytes of kind, name, notes and payload)."""
     kind_type, kind_raw, name_type, name_raw, notes_type, notes_raw, payload_type, payload_raw = columns
     problem = (_text_problem(kind_type, kind_raw, "kind") or _text_problem(name_type, name_raw, "name")
@@ -585,13 +585,7 @@ class Project:
         for sid, kind, name, *raw in self._memory.execute(query, (self._check_after,)).fetchall():
             seen += 1
             self._check_after = sid
-            kind_type, kind_raw, name_type, name_raw, notes_type, notes_raw, payload_type, payload_raw = raw
-            problem = (_text_problem(kind_type, kind_raw, "kind") or _text_problem(name_type, name_raw, "name")
-                       or (_text_problem(notes_type, notes_raw, "notes") if notes_type == "text" else None))
-            if problem is None:
-                payload, problem = _payload_text(payload_type, payload_raw)
-            if problem is None:
-                problem = _scenario_problem(kind, payload)
+            problem = _stored_scenario_problem(kind, raw)
             if problem:
                 self._invalid_scenarios[sid] = (kind, name, problem)
             else:
@@ -905,20 +899,22 @@ class Project:
     def list_scenarios(self, kind: str | None = None) -> list[ScenarioRecord]:
         """Saved scenarios ordered by kind and name, without parsing their payloads."""
         self._check_open()
-        # A damaged file's rows whose kind or name is not text (NULL, a BLOB, a number) are
-        # left out; ``problems`` names them.
-        query = ("SELECT id, kind, name, notes, modified FROM scenarios "
-                 "WHERE typeof(kind) = 'text' AND typeof(name) = 'text'")
+        return [
+            ScenarioRecord(sid, k, name, _as_text(notes), _parse_time(modified))
+            for sid, k, name, notes, modified in self._listed_rows("id, kind, name, notes, modified", kind)
+        ]
+
+    def _listed_rows(self, columns: str, kind: str | None):
+        """``columns`` of the listable scenarios (of ``kind``), ordered by kind and name. A
+        damaged file's rows whose kind or name is not text (NULL, a BLOB, a number) are left
+        out; ``problems`` names them."""
+        query = f"SELECT {columns} FROM scenarios WHERE typeof(kind) = 'text' AND typeof(name) = 'text'"
         params: tuple[Any, ...] = ()
         if kind is not None:
             query += " AND kind = ?"
             params = (kind,)
-        query += " ORDER BY kind, name"
         self._raw_commit()
-        return [
-            ScenarioRecord(sid, k, name, _as_text(notes), _parse_time(modified))
-            for sid, k, name, notes, modified in self._memory.execute(query, params)
-        ]
+        return self._memory.execute(query + " ORDER BY kind, name", params)
 
     @_guarded
     def list_scenarios_with_problems(self, kind: str | None = None) -> ScenarioListing:
@@ -931,16 +927,9 @@ class Project:
         parsed. The listing is a snapshot: list again after changing the project.
         """
         self._check_open()
-        query = ("SELECT id, kind, name, notes, modified, payload FROM scenarios "
-                 "WHERE typeof(kind) = 'text' AND typeof(name) = 'text'")
-        params: tuple[Any, ...] = ()
-        if kind is not None:
-            query += " AND kind = ?"
-            params = (kind,)
-        query += " ORDER BY kind, name"
-        self._raw_commit()
         records, stored = [], {}
-        for sid, k, name, notes, modified, payload in self._memory.execute(query, params):
+        for sid, k, name, notes, modified, payload in self._listed_rows("id, kind, name, notes, modified, payload",
+                                                                          kind):
             records.append(ScenarioRecord(sid, k, name, _as_text(notes), _parse_time(modified)))
             stored[sid] = (k, name, notes, payload)
         return ScenarioListing(self, records, stored)
