@@ -132,6 +132,12 @@ class _PanelPlaceholder(QWidget):
         layout.addWidget(label)
 
 
+def _in_front(dock: QDockWidget) -> bool:
+    """Whether a dock can be seen: floating, or docked and not behind another tab (Qt calls a
+    dock behind a tab visible)."""
+    return dock.isVisible() and (dock.isFloating() or not dock.visibleRegion().isEmpty())
+
+
 class _FirstPaint(QObject):
     """Calls ``then`` once ``window`` has been painted for the first time (after that repaint
     is flushed), or after ``FIRST_PAINT_WAIT_MS`` if it is never painted (started minimised)."""
@@ -301,7 +307,7 @@ class MainWindow(QMainWindow):
         dock.setWidget(panel)
         if isinstance(placeholder, _PanelPlaceholder):
             placeholder.deleteLater()
-        panel.set_on_screen(dock.isVisible() and not dock.visibleRegion().isEmpty())
+        panel.set_on_screen(_in_front(dock))
         return panel
 
     def _build_browser(self) -> None:
@@ -626,8 +632,7 @@ class MainWindow(QMainWindow):
         if not self._painted:
             return  # the first paint shows the window first; its panels come right after
         dock = self.docks[kind]
-        in_front = dock.isVisible() and (dock.isFloating() or not dock.visibleRegion().isEmpty())
-        if not self._closed and in_front and not self.panels.is_built(kind):
+        if not self._closed and _in_front(dock) and not self.panels.is_built(kind):
             self.panels[kind]  # builds it
 
     def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
@@ -1334,7 +1339,7 @@ class MainWindow(QMainWindow):
         dock, panel = self.docks[kind], self.panels[kind]
         dock.setWidget(panel)
         panel.show()
-        panel.set_on_screen(not dock.visibleRegion().isEmpty() or dock.isFloating())
+        panel.set_on_screen(_in_front(dock))
         placeholder.deleteLater()
         th.set_presentation(False)
         self.action_presentation.setChecked(False)
