@@ -149,9 +149,9 @@ class Document(QObject):
         self._problem = ""
         self._fresh = False
         self._panels: dict[str, Any] = {}
-        #: kinds whose view is not built yet (a tab nobody opened): their saved scenario and
-        #: Local override, kept here until the view is built (:meth:`attach`)
         self._kinds: dict[str, bool] = {}  # kind -> whether its scenario is saved in the workspace
+        #: kinds whose view is not built yet (a tab nobody opened): their scenario and Local
+        #: override, kept here until the view is built (:meth:`attach`)
         self._pending: dict[str, tuple[Any, bool]] = {}
         self._build_view = None
         self._last_view: PlanView | None = None  # the view the kept scenarios follow when read
@@ -418,7 +418,7 @@ class Document(QObject):
         for kind in self._pending:
             self._pending[kind] = (workspace.scenarios.get(kind, defaults.get(kind)), kind in workspace.overrides)
         for kind, panel in self._panels.items():
-            if not getattr(panel, "saves_scenario", True):
+            if not self._kinds.get(kind, True):
                 continue  # the Run plan panel shows the plan itself
             panel.set_override_context(kind in workspace.overrides, follow=False)
             clear = getattr(panel, "clear_comparison", None)
