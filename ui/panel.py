@@ -433,9 +433,7 @@ class PanelBase(QWidget):
         name_form_fields(self)  # rows added since the last show get their label as accessible name
         super().showEvent(event)
         if self.on_screen():
-            self._catch_up()
-        if getattr(self, "_stale", False) and self.on_screen():
-            self.refresh()
+            self._draw_what_is_owed()
 
     def on_screen(self) -> bool:
         """Whether the panel can be seen. A dock behind another tab stays "visible" to Qt, so
@@ -445,8 +443,12 @@ class PanelBase(QWidget):
     def set_on_screen(self, on: bool) -> None:
         self._on_screen = bool(on)
         if on:
-            self._catch_up()  # may redraw: it changes the scenario
-        if on and self.is_stale() and self.isVisible():
+            self._draw_what_is_owed()
+
+    def _draw_what_is_owed(self) -> None:
+        """Shown: follow the plan noted while hidden (which may redraw), then draw what is stale."""
+        self._catch_up()
+        if self.is_stale() and self.isVisible():
             self.refresh()
 
     def is_stale(self) -> bool:
