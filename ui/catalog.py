@@ -19,6 +19,9 @@ class HardwareCatalog(QObject):
 
     def __init__(self, project=None, parent: QObject | None = None):
         super().__init__(parent)
+        #: counts the changes: what was worked out from the presets is kept while it is the same
+        self.revision = 0
+        self.changed.connect(self._count_change)
         self._project = None
         self._cache: dict[str, Hardware] = {}
         self.set_project(project)
@@ -38,6 +41,9 @@ class HardwareCatalog(QObject):
                     continue
         self._cache = cache
         self.changed.emit()
+
+    def _count_change(self) -> None:
+        self.revision += 1
 
     def keys(self) -> list[str]:
         return list(self._cache)

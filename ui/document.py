@@ -29,6 +29,7 @@ from workbench.plan import Prediction, RunPlan
 from workbench.scenarios import FIELD_LABELS
 from workbench.workspace import (
     DEFAULT_PLAN,
+    AnalysisCache,
     PlanView,
     Workspace,
     context_of,
@@ -155,6 +156,10 @@ class Document(QObject):
         self._pending: dict[str, tuple[Any, bool]] = {}
         self._build_view = None
         self._last_view: PlanView | None = None  # the view the kept scenarios follow when read
+        self._view: PlanView | None = None  # this change's view, one object for every reader
+        self._followed: dict[str, tuple[Any, PlanView, Any]] = {}  # a kept scenario as it follows
+        #: each kind's analysis, computed once per change (views read theirs from here)
+        self.analyses = AnalysisCache()
         self._paused = False
         self.interconnect_name = lambda key: key
         hardware_catalog.changed.connect(self._catalog_changed)
@@ -192,10 +197,24 @@ class Document(QObject):
         return self.hardware_catalog.get(key) if key in self.hardware_catalog else None
 
     def view(self) -> PlanView:
-        """What a panel follows: the plan, its device and its prediction."""
-        return PlanView(plan=self._plan, sparse=self._sparse, hardware=self.hardware(),
-                        prediction=self.prediction(),
-                        has_hardware=lambda key: key in self.hardware_catalog, problem=self._problem)
+        """What a panel follows: the plan, its device and its prediction (one object per
+        change, so what is worked out from it can be kept until the next)."""
+        if self._view is None:
+            prediction = self.prediction()
+            self._view = PlanView(plan=self._plan, sparse=self._sparse, hardware=self.hardware(),
+                                  prediction=prediction,
+                                  has_hardware=lambda key: key in self.hardware_catalog, problem=self._problem)
+        return self._view
+
+    def analysis(self, kind: str) -> Any:
+        """What panel ``kind`` shows (``workbench.workspace.analyse``), computed once per change:
+        its view's scenario and plan, or for a view not built yet the kept scenario as it
+        follows the plan. None for a kind without an analysis; raises ValueError with what
+        to fix when its scenario cannot be analysed."""
+        if kind in self._panels:
+            return self._panels[kind].analysis()
+        return self.analyses.get(kind, self.scenario(kind), self.view(), self.catalog,
+                                 getattr(self.hardware_catalog, "revision", None))
 
     # -- editing --------------------------------------------------------------------------------
     def describe(self, old: tuple[RunPlan, bool], new: tuple[RunPlan, bool]) -> str:
@@ -279,7 +298,7 @@ class Document(QObject):
 
     def _catalog_changed(self) -> None:
         if self._paused:
-            self._fresh = False  # a project is being opened: restore() follows once
+            self._fresh, self._view = False, None  # a project is being opened: restore() follows once
             return
         self._changed()
 
@@ -288,7 +307,7 @@ class Document(QObject):
         self._paused = bool(on)
 
     def _changed(self) -> None:
-        self._fresh = False
+        self._fresh, self._view = False, None
         self._advance_pending(self.view())
         self.follow_all()
         self.planChanged.emit(self._plan)
@@ -323,7 +342,11 @@ class Document(QObject):
         expected = self.scenario(kind) if pending else None  # as it follows the plan
         override = self._pending.pop(kind, (None, False))[1]
         self._panels[kind] = panel
+        self._followed.pop(kind, None)
         self._kinds.setdefault(kind, bool(getattr(panel, "saves_scenario", True)))
+        use_cache = getattr(panel, "use_analysis_cache", None)
+        if callable(use_cache):
+            use_cache(self.analyses)
         if pending:
             panel.set_override_context(override, follow=False)
             if expected is not None and expected != panel.scenario():
@@ -356,7 +379,12 @@ class Document(QObject):
             return self._plan
         if override or scenario is None:
             return scenario
-        return follow_plan(kind, scenario, self.view())
+        view = self.view()
+        kept = self._followed.get(kind)
+        if kept is None or kept[0] is not scenario or kept[1] is not view:
+            kept = (scenario, view, follow_plan(kind, scenario, view))
+            self._followed[kind] = kept
+        return kept[2]
 
     def override(self, kind: str) -> bool:
         if kind in self._panels:
@@ -414,7 +442,7 @@ class Document(QObject):
                 problems = [f"the saved workspace was not restored ({exc}); showing defaults"]
                 workspace = Workspace()
         self._plan, self._sparse = workspace.plan, workspace.sparse
-        self._fresh = False
+        self._fresh, self._view = False, None
         for kind in self._pending:
             self._pending[kind] = (workspace.scenarios.get(kind, defaults.get(kind)), kind in workspace.overrides)
         for kind, panel in self._panels.items():

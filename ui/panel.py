@@ -382,6 +382,8 @@ class PanelBase(QWidget):
         self._override_context = False
         self._context: Any = None
         self._view: Any = None  # the workbench.workspace.PlanView last followed
+        self._analysis_cache: Any = None  # the document's AnalysisCache in a window, else the panel's own
+        self._preset_lookup: Any = None  # self.catalog as workbench.catalog.Catalog, for the analysis
         self._syncing = False
         self._explain_box = None
         self._build()
@@ -777,6 +779,28 @@ class PanelBase(QWidget):
     def scenario(self) -> Any:
         self._catch_up()
         return self._scenario
+
+    def analysis(self) -> Any:
+        """What workbench works out for this panel (``workbench.workspace.analyse`` of its kind)
+        from its scenario and the plan it follows, computed once per change: in a window the
+        document's cache keeps it, so a redraw, an export and the document all get one result.
+        None for a kind without an analysis; raises ValueError with what to fix."""
+        from workbench.workspace import AnalysisCache
+
+        self._catch_up()
+        if self._analysis_cache is None:
+            self._analysis_cache = AnalysisCache()
+        catalog = getattr(self, "catalog", None)
+        if self._preset_lookup is None or getattr(self._preset_lookup, "_hardware", None) is not catalog:
+            from ui.document import PresetCatalog
+
+            self._preset_lookup = PresetCatalog(catalog)
+        return self._analysis_cache.get(self.kind, self._scenario, self._view, self._preset_lookup,
+                                  getattr(catalog, "revision", None))
+
+    def use_analysis_cache(self, cache: Any) -> None:
+        """Keep this panel's analyses in ``cache`` (the document's, when it attaches the panel)."""
+        self._analysis_cache = cache
 
     def set_scenario(self, scenario: Any) -> None:
         """Show ``scenario`` (from undo/redo, opening, or the scenario browser): no undo step."""

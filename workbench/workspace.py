@@ -13,11 +13,16 @@ prediction). What lives here:
   reshapes the model in its proportions).
 - :func:`follow_plan`: how each panel's scenario follows the plan, one function per kind in
   ``FOLLOWERS``, tested without Qt.
+- :func:`analyse`: what each kind's view shows, worked out from its scenario and the plan by
+  one function per kind (``workbench.analyses.<kind>``); :class:`AnalysisCache` keeps each
+  kind's last one, so it is computed once per change however often it is read.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,6 +30,7 @@ from typing import Any
 from workbench import _validate as v
 from workbench import collectives
 from workbench import power as pw
+from workbench.catalog import Catalog, check_catalog
 from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS, Hardware
 from workbench.plan import Prediction, RunPlan, scaled_shape, sync_link_rate
@@ -523,8 +529,88 @@ def _close(a: Any, b: Any) -> bool:
     return True
 
 
+# -- what each kind's view shows ------------------------------------------------------------------
+#: Analyses registered by kind. A kind not here has its analysis in ``workbench.analyses.<kind>``
+#: (an ``analyse(scenario, view, catalog)`` function), imported when first asked for.
+ANALYSES: dict[str, Callable[[Any, PlanView | None, Catalog], Any]] = {}
+_FOUND: dict[str, Callable[[Any, PlanView | None, Catalog], Any] | None] = {}
+
+
+def register_analysis(kind: str, analyse: Callable[[Any, PlanView | None, Catalog], Any]) -> None:
+    """What a new kind of panel shows: ``analyse(scenario, view, catalog)`` -> its results."""
+    ANALYSES[v.text("kind", kind)] = v.function("analyse", analyse,
+                                                "a function (scenario, PlanView or None, catalog) -> results")
+
+
+def analysis_function(kind: str) -> Callable[[Any, PlanView | None, Catalog], Any] | None:
+    """Kind ``kind``'s analysis (None for a kind whose view computes nothing of its own)."""
+    kind = v.text("kind", kind)
+    if kind in ANALYSES:
+        return ANALYSES[kind]
+    if kind not in _FOUND:
+        name = f"workbench.analyses.{kind}"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise  # the module is there but something it imports is not: a real error
+            module = None
+        _FOUND[kind] = getattr(module, "analyse", None)
+    return _FOUND[kind]
+
+
+def analyse(kind: str, scenario: Any, view: PlanView | None, catalog: Catalog) -> Any:
+    """What the view of ``kind`` shows for ``scenario`` under the plan ``view`` (None: no plan,
+    a panel on its own), its presets looked up in ``catalog``. None for a kind without an
+    analysis; raises ValueError naming what to fix when the scenario cannot be analysed."""
+    analyse_kind = analysis_function(kind)
+    if view is not None:
+        v.instance("view", view, PlanView, "a PlanView or None")
+    check_catalog(catalog)
+    if scenario is None:
+        return None
+    if getattr(scenario, "kind", None) != kind:
+        raise v.InputError("scenario", f"must be a scenario of kind {kind!r}, got {v._describe(scenario)}")
+    return analyse_kind(scenario, view, catalog) if analyse_kind is not None else None
+
+
+class AnalysisCache:
+    """Each kind's last analysis, kept while its scenario, its plan view and the catalog's
+    revision are the same objects: a view that reads its results twice in one change (a redraw,
+    then an export) computes them once. ``computed`` counts the computations by kind."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[Any, Any, Any, Any, BaseException | None]] = {}
+        self.computed: Counter[str] = Counter()
+
+    def get(self, kind: str, scenario: Any, view: PlanView | None, catalog: Catalog, revision: Any = None) -> Any:
+        """:func:`analyse` of these, from the cache when nothing changed since the last time.
+        An analysis that raised raises the same error again until something changes."""
+        entry = self._entries.get(kind)
+        if entry is not None and entry[0] is scenario and entry[1] is view and entry[2] == revision:
+            value, error = entry[3], entry[4]
+        else:
+            try:
+                value, error = analyse(kind, scenario, view, catalog), None
+            except (ValueError, ArithmeticError) as exc:
+                value, error = None, exc
+            self._entries[kind] = (scenario, view, revision, value, error)
+            self.computed[kind] += 1
+        if error is not None:
+            raise error.with_traceback(None)
+        return value
+
+    def forget(self, kind: str | None = None) -> None:
+        """Drop ``kind``'s kept analysis (every kind's without one)."""
+        if kind is None:
+            self._entries.clear()
+        else:
+            self._entries.pop(kind, None)
+
+
 __all__ = [
     "WORKSPACE_VERSION", "DEFAULT_PLAN", "Workspace", "PlanView", "FOLLOWERS", "POWER_PLAN_FIELDS", "follows_alike",
     "precision_fallback", "edit_plan", "fit_gpus", "follow_plan", "differs_from_plan",
-    "register_follower", "context_of", "plan_from_context", "sync_link", "dp_spans_nodes", "KEEPS_MEASURED",
+    "register_follower", "context_of", "ANALYSES", "register_analysis", "analysis_function", "analyse",
+    "AnalysisCache", "plan_from_context", "sync_link", "dp_spans_nodes", "KEEPS_MEASURED",
 ]

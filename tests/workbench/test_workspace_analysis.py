@@ -1,0 +1,112 @@
+"""Each kind's analysis, found by kind and kept once per change (``workbench.workspace``)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import pytest
+
+import presets.catalog
+from workbench import InputError
+from workbench import workspace as ws
+from workbench.scenarios import CollectiveScenario, ScalingScenario
+
+CATALOG = presets.catalog.BUILTIN
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """A stand-in analysis for the scaling kind that counts its calls."""
+    calls = []
+
+    def analyse(scenario, view, catalog):
+        calls.append((scenario, view))
+        if scenario.n_gpus == 3:
+            raise InputError("n_gpus", "three GPUs cannot be split")
+        return ("analysed", scenario.n_gpus, None if view is None else view.plan.n_gpus)
+
+    monkeypatch.setitem(ws.ANALYSES, "scaling", analyse)
+    return calls
+
+
+def test_a_registered_analysis_is_what_analyse_gives_for_its_kind(counted):
+    view = ws.PlanView(plan=ws.DEFAULT_PLAN)
+    assert ws.analyse("scaling", ScalingScenario(n_gpus=16), view, CATALOG) == ("analysed", 16, 8)
+    assert ws.analyse("scaling", ScalingScenario(n_gpus=16), None, CATALOG) == ("analysed", 16, None)
+    assert ws.analyse("scaling", None, view, CATALOG) is None  # no scenario, nothing to show
+
+
+def test_a_scenario_of_another_kind_is_refused_naming_the_scenario(counted):
+    with pytest.raises(InputError) as err:
+        ws.analyse("scaling", CollectiveScenario(), None, CATALOG)
+    assert err.value.parameter == "scenario" and "'scaling'" in str(err.value)
+    assert counted == []
+
+
+def test_a_kind_without_an_analysis_module_gives_none(monkeypatch):
+    monkeypatch.delitem(ws._FOUND, "no_such_kind", raising=False)
+    monkeypatch.setattr(ws, "_FOUND", dict(ws._FOUND))
+
+    class Dummy:
+        kind = "no_such_kind"
+
+    assert ws.analysis_function("no_such_kind") is None
+    assert ws.analyse("no_such_kind", Dummy(), None, CATALOG) is None
+
+
+def test_an_analysis_module_that_fails_to_import_is_an_error_not_a_kind_without_one(monkeypatch, tmp_path):
+    package = tmp_path / "workbench_probe"
+    (package / "analyses").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    # a module whose own import is broken must not pass for "this kind has no analysis"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(ws, "_FOUND", {})
+    import workbench.analyses as analyses_package
+
+    monkeypatch.setattr(analyses_package, "__path__", [*analyses_package.__path__, str(package / "analyses")])
+    (package / "analyses" / "broken_kind.py").write_text("import module_that_is_not_installed_anywhere\n")
+    with pytest.raises(ModuleNotFoundError):
+        ws.analysis_function("broken_kind")
+    sys.modules.pop("workbench.analyses.broken_kind", None)
+
+
+def test_the_cache_computes_once_while_scenario_view_and_revision_are_the_same(counted):
+    cache = ws.AnalysisCache()
+    scenario, view = ScalingScenario(n_gpus=16), ws.PlanView(plan=ws.DEFAULT_PLAN)
+    first = cache.get("scaling", scenario, view, CATALOG, 1)
+    assert cache.get("scaling", scenario, view, CATALOG, 1) is first
+    assert len(counted) == 1 and cache.computed["scaling"] == 1
+    # an equal but new view is a new change: the plan was edited and edited back
+    cache.get("scaling", scenario, ws.PlanView(plan=ws.DEFAULT_PLAN), CATALOG, 1)
+    cache.get("scaling", scenario, view, CATALOG, 2)  # the presets changed
+    cache.get("scaling", scenario.with_changes(n_gpus=32), view, CATALOG, 2)
+    assert cache.computed["scaling"] == 4
+    assert cache.get("scaling", scenario.with_changes(n_gpus=32), view, CATALOG, 2)[1] == 32
+
+
+def test_an_analysis_that_raised_raises_again_without_running_until_something_changes(counted):
+    cache = ws.AnalysisCache()
+    bad, view = ScalingScenario(n_gpus=3), ws.PlanView(plan=ws.DEFAULT_PLAN)
+    for _ in range(3):
+        with pytest.raises(InputError, match="three GPUs"):
+            cache.get("scaling", bad, view, CATALOG)
+    assert cache.computed["scaling"] == 1
+    assert cache.get("scaling", replace(bad, n_gpus=4), view, CATALOG)[1] == 4
+
+
+def test_forget_drops_one_kind_or_all(counted):
+    cache = ws.AnalysisCache()
+    scenario, view = ScalingScenario(n_gpus=16), ws.PlanView(plan=ws.DEFAULT_PLAN)
+    cache.get("scaling", scenario, view, CATALOG)
+    cache.forget("scaling")
+    cache.get("scaling", scenario, view, CATALOG)
+    cache.forget()
+    cache.get("scaling", scenario, view, CATALOG)
+    assert cache.computed["scaling"] == 3
+
+
+def test_register_analysis_refuses_what_is_not_a_function():
+    with pytest.raises(InputError) as err:
+        ws.register_analysis("scaling", "not a function")
+    assert err.value.parameter == "analyse"
