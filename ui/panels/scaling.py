@@ -1,11 +1,11 @@
 """Scaling and MFU panel: how well a training run uses its GPUs, and how it scales with more.
 
-The panel edits a :class:`~workbench.scenarios.ScalingScenario` and draws what
-:mod:`workbench.scaling_analysis` and :mod:`workbench.measured_scaling` compute from it: model
-FLOPs per token, MFU and HFU with their rating and traps, the predicted step, the speedup
-curve (Amdahl for strong scaling, Gustafson for weak) with Amdahl's ceiling drawn, and the
-measured scaling table (rows typed, pasted or imported; each read against the first row)
-with the law fitted to it. No formula lives here.
+The panel edits a :class:`~workbench.scenarios.ScalingScenario` and draws its analysis,
+:func:`workbench.analyses.scaling.analyse` (read through :meth:`PanelBase.analysis`, so the
+window's document computes it once per change): model FLOPs per token, MFU and HFU with their
+rating and traps, the predicted step, the speedup curve (Amdahl for strong scaling, Gustafson
+for weak) with Amdahl's ceiling drawn, and the measured scaling table (rows typed, pasted or
+imported; each read against the first row) with the law fitted to it. No formula lives here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
@@ -35,21 +34,19 @@ from PySide6.QtWidgets import (
 
 from ui import theme as th
 from ui.charts import Chart
+from ui.document import PresetCatalog
 from ui.panel import RESULTS_SHARE, RESULTS_SHARE_PRESENTING, PanelBase, ResultRow
-from workbench import measured_scaling as ms
-from workbench import scaling as sc
-from workbench import scaling_analysis as sa
+from workbench import measured_scaling as ms  # parsing typed rows and writing numbers as labels
 from workbench._validate import InputError
-from workbench.context import RunContext
+from workbench.analyses import scaling as analysis_of
 from workbench.hardware import PRECISION_LABELS
+from workbench.plan import TERM_LABELS
+from workbench.scaling_analysis import LAW_NAMES
 from workbench.scenarios import CHOICES, ScalingScenario
 
 #: Colours of compared scenarios' curves (the law curve is palette blue, measured data green,
 #: the operating point vermillion: these stay clear of all three).
 _COMPARE_COLORS = (th.ORANGE, th.PURPLE, th.SKY, th.BLACK, th.YELLOW)
-_X_MIN_TOP = 1024  # the GPU axis always reaches at least this far
-#: A ceiling further above the chart's top than this is named in the results, not drawn.
-_CEILING_REACH = 32
 #: Scenario fields the planned throughput depends on: a change re-plans it.
 _PLAN_INPUTS = ("hardware", "precision", "n_gpus", "n_params", "seq_len", "recompute")
 
@@ -101,6 +98,14 @@ class SpeedupChart(Chart):
         legend = self.getPlotItem().legend
         if legend is not None:
             legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-10, -10))
+
+
+class _ListedPresets(PresetCatalog):
+    """The window's presets as a workbench catalog that can list its devices too: the analysis
+    compares the scenario's dense peak with every other device's sparse one."""
+
+    def items(self):
+        return self._hardware.items()
 
 
 # -- the measured table ---------------------------------------------------------------------------
@@ -280,17 +285,15 @@ class ScalingPanel(PanelBase):
     def __init__(self, catalog, scenario=None, parent=None, *, undo_stack=None):
         self.catalog = catalog
         self._comparison: list[tuple[str, ScalingScenario]] = []
-        self._analysis: sa.ScalingAnalysis | None = None
-        self._table: ms.MeasuredScaling | None = None
+        self._compared: dict[tuple, analysis_of.ScalingAnalysis] = {}  # a compared scenario on this GPU axis
         self._problem = ""
         self._pending: dict[int, float] = {}  # the new-row line: column -> value typed so far
         self._user_sized = False  # the user dragged the chart/results splitter: keep their sizes
         self._box_sized = False  # the user dragged the results/measured table splitter
         self._ceiling_labels: list[str] = []
         self._filled: tuple | None = None  # what the measured table shows (_measured_key)
-        self._table_of: tuple | None = None  # the (rows, mode) that self._table reads
-        self._table_problem = ""
         super().__init__(scenario if scenario is not None else ScalingScenario(), parent, undo_stack=undo_stack)
+        self._preset_lookup = _ListedPresets(catalog)  # what PanelBase.analysis hands the analysis
         self._build_form()
         self.chart = SpeedupChart(
             title="Speedup vs GPU count",
@@ -543,7 +546,6 @@ class ScalingPanel(PanelBase):
     def planned_throughput(self, scenario: ScalingScenario | None = None) -> float:
         """The tokens/s the run plan's model predicts for ``scenario`` (default: the current one):
         the window's plan (or the default plan) with this panel's hardware, GPUs and model."""
-        from ui.document import PresetCatalog
         from workbench.workspace import DEFAULT_PLAN
 
         view = self.plan_view()
@@ -684,9 +686,8 @@ class ScalingPanel(PanelBase):
                                                         "CSV files (*.csv)")
             if not path:
                 return None
-        s = self.scenario()
         try:
-            return export.write_export(path, ms.table_csv(s.measured, s.mode).encode("utf-8"), "CSV file")
+            return export.write_export(path, self.analysis().measured_csv().encode("utf-8"), "CSV file")
         except (OSError, ValueError) as exc:
             self._measured_problem(str(exc))
             return None
@@ -716,7 +717,7 @@ class ScalingPanel(PanelBase):
     def _fill_measured(self) -> None:
         self._filled = self._measured_key()
         s = self.scenario()
-        t = self._table
+        t = self.analysis().measured
         strong = s.mode == "strong"
         base = t.base if t is not None else None
         against = f"{base.gpus:,} GPU{'s' if base.gpus != 1 else ''}" if base is not None else "row 1"
@@ -787,60 +788,48 @@ class ScalingPanel(PanelBase):
     def plan_followed(self) -> None:
         self.refresh()  # the training tokens may have changed
 
-    def _train_tokens(self) -> float:
-        ctx = self.context()
-        return ctx.train_tokens if isinstance(ctx, RunContext) else RunContext().train_tokens
-
     def set_comparison(self, items: list[tuple[str, ScalingScenario]]) -> None:
         """Overlay other saved scenarios' speedup curves (dashed, named)."""
         self._comparison = [(str(name), scenario) for name, scenario in items]
+        self._compared = {}
         self.refresh()
 
     def clear_comparison(self) -> None:
         self._comparison = []
+        self._compared = {}
         self.refresh()
+
+    def _compared_analyses(self, n_gpus: int) -> list[tuple[str, ScalingScenario, analysis_of.ScalingAnalysis]]:
+        """Each compared scenario's analysis, on this chart's GPU axis (the scenario at this
+        panel's GPU count, so its curve spans the same range): kept while the count is the same."""
+        out = []
+        for name, other in self._comparison:
+            key = (other, n_gpus)
+            if key not in self._compared:
+                self._compared[key] = analysis_of.analyse(other.with_changes(n_gpus=n_gpus), None, self._preset_lookup)
+            out.append((name, other, self._compared[key]))
+        return out
 
     def comparison(self) -> list[tuple[str, ScalingScenario]]:
         return list(self._comparison)
 
     # -- drawing --------------------------------------------------------------------------------
-    def _x_top(self) -> int:
-        return max(_X_MIN_TOP, 4 * self.scenario().n_gpus)
-
     def refresh(self) -> None:
-        s = self.scenario()
-        self._analysis = None
-        problem = ""
-        try:
-            peak = self.catalog.get(s.hardware).peak_flops(s.precision, sparse=False)
-        except (KeyError, ValueError) as exc:
-            peak = None
-            problem = str(exc).strip("'\"")
-        if peak is not None:
-            try:
-                self._analysis = sa.analyse_scaling(s, peak, self._train_tokens())
-            except ValueError as exc:
-                problem = str(exc)
-        if (s.measured, s.mode) != self._table_of:  # its fit is the slow part: only for new rows
-            try:
-                self._table, self._table_problem = ms.analyse_measured(s.measured, s.mode), ""
-            except ValueError as exc:
-                self._table, self._table_problem = None, f"Measured table: {exc}"
-            self._table_of = (s.measured, s.mode)
-        problem = problem or self._table_problem
+        a = self.analysis()
+        problem = a.problem or a.measured_problem
         if problem:
             self.show_status(problem)
         elif self._problem:
             self.clear_error()
         self._problem = problem
-        self._draw_chart()
+        self._draw_chart(a)
         if self._measured_key() != self._filled:  # a value elsewhere leaves the table as it is
             self._fill_measured()
         else:
             self._size_box()  # the results beside it may need another width
-        self._update_notices(peak)
-        self._update_source_note()
-        self.results.set_rows(self._rows())
+        self._update_notices(a)
+        self._update_source_note(a)
+        self.results.set_rows(self._rows(a))
         if not self._user_sized:
             self._fit_results()
 
@@ -870,47 +859,34 @@ class ScalingPanel(PanelBase):
                 self.center.setSizes([total - rows, rows])
 
     def _law_name(self, scenario: ScalingScenario) -> str:
-        return f"{sa.LAW_NAMES[scenario.mode]}, s = {ms.plain_percent(scenario.serial_fraction)}"
+        return f"{LAW_NAMES[scenario.mode]}, s = {ms.plain_percent(scenario.serial_fraction)}"
 
-    def _draw_chart(self) -> None:
+    def _draw_chart(self, a: analysis_of.ScalingAnalysis) -> None:
         s = self.scenario()
         chart = self.chart
-        top = self._x_top()
+        top = a.gpus_top
         chart.clear_series()
         chart.clear_reference_lines()
         theme = chart.theme()
-        n, speedup, _eff = sa.speedup_sweep(s.serial_fraction, top, s.mode)
-        chart.add_series(self._law_name(s), n, speedup, width=th.BASE_LINE_WIDTH * 1.5)
+        n = a.curve_gpus
+        chart.add_series(self._law_name(s), n, a.curve_speedup, width=th.BASE_LINE_WIDTH * 1.5)
         chart.add_series("Ideal (linear)", n, n, color=theme.muted, style="dash", width=th.BASE_LINE_WIDTH * 0.75)
         y_top = float(top)
-        table = self._table
-        fit = table.fit if table is not None else None
+        fit = a.measured.fit if a.measured is not None else None
         if fit is not None:
-            fitted = np.asarray(fit.speedup(n), dtype=float)
-            chart.add_series(f"{fit.law} fit to measured, s = {ms.plain_percent(fit.serial_fraction)}", n, fitted,
-                             color=th.MEASURED, style="dot")
-            gpus = np.array([r.gpus for r in table.rows], dtype=float)
-            points = np.array([r.throughput for r in table.rows], dtype=float) / fit.throughput_1
-            chart.add_series("Measured", gpus, points, color=th.MEASURED, symbol="o")
+            chart.add_series(f"{fit.law} fit to measured, s = {ms.plain_percent(fit.serial_fraction)}", n,
+                             a.fit_speedup, color=th.MEASURED, style="dot")
+            chart.add_series("Measured", a.measured_gpus, a.measured_speedup, color=th.MEASURED, symbol="o")
             self._points_only("Measured")
-            y_top = max(y_top, float(np.max(points)))
-        for i, (name, other) in enumerate(self._comparison):
-            _, curve, _ = sa.speedup_sweep(other.serial_fraction, top, other.mode)
-            chart.add_series(f"{name} ({self._law_name(other)})", n, curve,
+            y_top = max(y_top, float(max(a.measured_speedup)))
+        for i, (name, other, compared) in enumerate(self._compared_analyses(s.n_gpus)):
+            chart.add_series(f"{name} ({self._law_name(other)})", n, compared.curve_speedup,
                              color=_COMPARE_COLORS[i % len(_COMPARE_COLORS)], style="dash")
-        ceilings = []
-        if s.mode == "strong" and s.serial_fraction > 0:
-            ceilings.append((1.0 / s.serial_fraction, ms.ceiling_label(s.serial_fraction),
-                             theme.series_color(0)))
-        if fit is not None and fit.ceiling is not None:
-            same = ceilings and abs(fit.ceiling / ceilings[0][0] - 1) < 0.05
-            if not same:
-                ceilings.append((fit.ceiling, f"fit: {ms.ceiling_label(fit.serial_fraction)}",
-                                 theme.tone(th.MEASURED)))
-        shown = sorted((c for c in ceilings if c[0] <= _CEILING_REACH * top), key=lambda c: -c[0])
-        self._ceiling_labels = [label for _value, label, _color in shown]
-        for i, (value, label, color) in enumerate(shown):
-            line = chart.add_reference_line(value, vertical=False, label=label, color=color)
+        colors = {"law": theme.series_color(0), "fit": theme.tone(th.MEASURED)}
+        self._ceiling_labels = [c.label for c in a.ceilings]
+        for i, ceiling in enumerate(a.ceilings):
+            value = ceiling.value
+            line = chart.add_reference_line(value, vertical=False, label=ceiling.label, color=colors[ceiling.source])
             text = getattr(line, "label", None)
             if text is not None:
                 # at the left, where the curves are far below their ceiling; of two ceilings the
@@ -920,7 +896,7 @@ class ScalingPanel(PanelBase):
                 text.anchors = [(0.0, 0.0 if below else 1.0)] * 2
                 text.updatePosition()
             y_top = max(y_top, value * 2.0)
-        op = float(sa.speedup_at(s.serial_fraction, s.n_gpus, s.mode))
+        op = a.operating_speedup
         chart.set_operating_point(s.n_gpus, op, f"{s.n_gpus:,} GPUs: {_times(op)}")
         ticks = _power_of_two_ticks(top)
         chart.axis("x").setTicks(ticks)
@@ -939,37 +915,22 @@ class ScalingPanel(PanelBase):
                 series.item.setPen(None)
 
     # -- notices ----------------------------------------------------------------------------------
-    def _update_notices(self, peak: float | None) -> None:
-        s = self.scenario()
-        a = self._analysis
-        stale = ""
-        if s.measured_elsewhere and not self.follows_plan():
-            stale = ms.stale_throughput_message(s.tokens_per_s, self.catalog.name(s.measured_on),
-                                                self.catalog.name(s.hardware), a.mfu if a is not None else None)
-        self.stale_notice.show_text(stale)
-        name = self.catalog.name(s.hardware)
-        self.measured_here_button.setText(f"Measured on {name}")
-        impossible = ""
-        if a is not None and a.mfu > 1:
-            impossible = ms.impossible_mfu_message(a.mfu, a.flops_per_token, s.tokens_per_s, s.n_gpus, a.peak_flops)
-        self.impossible_notice.show_text(impossible, severe=True)
-        sparse = ""
-        if peak is not None:
-            match = ms.sparse_peak_match(peak, s.precision, self.catalog.items(), own_key=s.hardware)
-            if match is not None:
-                other, _sparse = match
-                sparse = ms.sparse_peak_message(name, s.precision, peak, other.name,
-                                                other.peak_flops(s.precision))
-        self.sparse_notice.show_text(sparse)
+    def _update_notices(self, a: analysis_of.ScalingAnalysis) -> None:
+        # a measured throughput from another GPU is the panel's own exploration: not while it
+        # shows the plan's numbers
+        self.stale_notice.show_text(a.stale_message if not self.follows_plan() else "")
+        self.measured_here_button.setText(f"Measured on {a.hardware_name}")
+        self.impossible_notice.show_text(a.impossible_message, severe=True)
+        self.sparse_notice.show_text(a.sparse_message)
 
-    def _update_source_note(self) -> None:
+    def _update_source_note(self, a: analysis_of.ScalingAnalysis) -> None:
         s = self.scenario()
         if self.follows_plan() and s.throughput_source == "planned":
             note = "From the run plan's prediction."
         elif s.throughput_source == "planned":
-            note = f"Planned for {self.catalog.name(s.hardware)} by the run plan's model."
+            note = f"Planned for {a.hardware_name} by the run plan's model."
         else:
-            note = f"Measured on {self.catalog.name(s.measured_on)}."
+            note = f"Measured on {a.measured_on_name}."
         self.source_note.setText(note)
 
     def notices(self) -> dict[str, str]:
@@ -979,28 +940,24 @@ class ScalingPanel(PanelBase):
                                                           ("sparse", self.sparse_notice)) if notice.text()}
 
     # -- results --------------------------------------------------------------------------------
-    def _plan_step_rows(self) -> list[ResultRow]:
+    def _plan_step_rows(self, step: analysis_of.PlanStep | None) -> list[ResultRow]:
         """While the panel follows the run plan, its step is the plan's (the overheads are in the
         predicted throughput, so this panel's own step model would count them twice)."""
-        view = self.plan_view()
-        p = getattr(view, "prediction", None)
-        if not self.follows_plan() or p is None:
+        if not self.follows_plan() or step is None:
             return []
-        from workbench.plan import TERM_LABELS
-
         rows = [ResultRow(f"Step: {TERM_LABELS[term].lower()}", seconds, "s",
                           "From the run plan's prediction (Run plan panel; workbench.plan).")
-                for term, seconds in p.breakdown.items() if seconds > 0]
-        rows.append(ResultRow("Step time (run plan)", p.step_time_s, "s",
-                              f"The run plan's step: {p.plan.global_batch:,} sequences of {p.plan.seq_len:,} tokens."))
-        rows.append(ResultRow("MFU (run plan)", p.mfu, "%", "The run plan's MFU, 6N + 12·L·d·T per token."))
+                for term, seconds in step.terms]
+        rows.append(ResultRow("Step time (run plan)", step.step_time_s, "s",
+                              f"The run plan's step: {step.global_batch:,} sequences of {step.seq_len:,} tokens."))
+        rows.append(ResultRow("MFU (run plan)", step.mfu, "%", "The run plan's MFU, 6N + 12·L·d·T per token."))
         return rows
 
-    def _rows(self) -> list[ResultRow]:
+    def _rows(self, analysis: analysis_of.ScalingAnalysis) -> list[ResultRow]:
         s = self.scenario()
-        a = self._analysis
-        t = self._table
-        law = sa.LAW_NAMES[s.mode]
+        a = analysis.figures
+        t = analysis.measured
+        law = LAW_NAMES[s.mode]
         n = f"{s.n_gpus:,}"
         precision = PRECISION_LABELS[s.precision]
 
@@ -1020,8 +977,8 @@ class ScalingPanel(PanelBase):
             "as the rate of the compute alone."
         )
         shape = "6N" if s.six_n_only else "6N + 12·L·d·T"
-        band = ms.mfu_band(a.mfu) if a is not None else None
-        from workbench.plan import mfu_rating
+        band = analysis.mfu_band
+        rating = analysis.mfu_rating
 
         rows = [
             ResultRow("Model FLOPs per token", val(lambda a: a.flops_per_token), "FLOP",
@@ -1033,14 +990,14 @@ class ScalingPanel(PanelBase):
                                                                   else ".")),
             ResultRow(f"MFU ({band})" if band else "MFU", val(lambda a: pct(a.mfu)), "%",
                       "Model FLOPs utilisation = FLOPs per token x tokens/s / (GPUs x dense peak per GPU). "
-                      + (f"{mfu_rating(a.mfu)[:1].upper()}{mfu_rating(a.mfu)[1:]}. " if a is not None else "")
+                      + (f"{rating[:1].upper()}{rating[1:]}. " if rating else "")
                       + "Well-tuned large runs reach 35-55%; above 60% is excellent; above 100% is "
                         "impossible (a sparse peak or a wrong input)."),
             ResultRow("HFU", val(lambda a: pct(a.hfu)), "%",
                       "Hardware FLOPs utilisation: MFU counting recomputed work too; full activation "
                       "recomputation re-runs the forward pass, HFU = MFU x 4/3."),
         ]
-        rows += self._plan_step_rows() or [
+        rows += self._plan_step_rows(analysis.plan_step) or [
             ResultRow("Step: compute", b.compute_s if b else None, "s",
                       f"Compute time of one step = tokens per step / measured tokens/s. {step_note}"
                       if b else no_step),
@@ -1057,7 +1014,7 @@ class ScalingPanel(PanelBase):
                       "MFU once the step's overheads are counted = MFU x compute / step time."
                       if b else no_step),
         ]
-        cap = ms.amdahl_ceiling(s.serial_fraction) if s.mode == "strong" else None
+        cap = analysis.ceiling
         largest = t.largest if t is not None else None
         base = t.base if t is not None else None
         kf_name = "Karp-Flatt" if s.mode == "strong" else "Gustafson serial fraction"
@@ -1065,8 +1022,8 @@ class ScalingPanel(PanelBase):
         if largest is not None and largest.serial_fraction is not None:
             kf_label = f"{kf_name} at {largest.gpus:,} GPUs (vs {base.gpus:,})"
             kf_value = pct(largest.serial_fraction, 2)
-            if s.mode == "strong" and base.gpus > 1 and 0 <= largest.serial_fraction <= 1:
-                one = ms.one_gpu_serial_fraction(largest.serial_fraction, base.gpus)
+            one = analysis.one_gpu_serial_fraction
+            if one is not None:
                 kf_note = (f" It is a share of the {base.gpus:,}-GPU base run's time; as a share of one GPU's "
                            f"time, e / (n0 - (n0 - 1) e) = {ms.plain_percent(one)}, comparable with the fit's s.")
         else:
@@ -1102,18 +1059,14 @@ class ScalingPanel(PanelBase):
                       + (" (size estimated at 14 B per parameter: BF16 weights, FP32 master weights, "
                          "Adam moments)." if s.checkpoint_bytes <= 0 else ".")),
             ResultRow("Training time", val(lambda a: a.training_time_s), "s",
-                      f"Training tokens of the run ({self._train_tokens():.3g}, from the shared context) / "
+                      f"Training tokens of the run ({analysis.train_tokens:.3g}, from the shared context) / "
                       "tokens/s."),
         ]
         return rows
 
-    def analysis(self) -> sa.ScalingAnalysis | None:
-        """The numbers on show (``None`` when the hardware or inputs do not allow them)."""
-        return self._analysis
-
     def measured_analysis(self) -> ms.MeasuredScaling | None:
         """The measured table as the panel reads it (rows against the first, the fitted law)."""
-        return self._table
+        return self.analysis().measured
 
     # -- explain, export ------------------------------------------------------------------------------
     def explanation(self) -> str:
@@ -1146,14 +1099,9 @@ class ScalingPanel(PanelBase):
     def csv_columns(self):
         """The speedup curve at every power of two (and the current GPU count), with units;
         compared scenarios' speedups as extra columns."""
-        s = self.scenario()
-        top = self._x_top()
-        n = np.unique(np.concatenate([2.0 ** np.arange(0, int(math.log2(top)) + 1), [float(s.n_gpus)]]))
-        speedup = np.asarray(sa.speedup_at(s.serial_fraction, n, s.mode), dtype=float)
-        efficiency = np.asarray(sc.scaling_efficiency(speedup, n, 1.0), dtype=float)
-        columns = [("GPUs (count)", n.astype(int).tolist()), ("speedup (x)", speedup.tolist()),
-                   ("efficiency (fraction)", efficiency.tolist())]
-        for name, other in self._comparison:
-            curve = np.asarray(sa.speedup_at(other.serial_fraction, n, other.mode), dtype=float)
-            columns.append((f"{name} speedup (x)", curve.tolist()))
+        a = self.analysis()
+        columns = [("GPUs (count)", list(a.csv_gpus)), ("speedup (x)", list(a.csv_speedup)),
+                   ("efficiency (fraction)", list(a.csv_efficiency))]
+        for name, _other, compared in self._compared_analyses(self.scenario().n_gpus):
+            columns.append((f"{name} speedup (x)", list(compared.csv_speedup)))
         return columns
