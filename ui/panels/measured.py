@@ -3,10 +3,11 @@
 Open (or drop) training logs and an energy log; the panel draws tokens/s per GPU and MFU per
 step for every log (its own colour, the legend naming the file, the steps that waited on data
 marked, the plan's numbers as dashed lines) and sets the plan's prediction beside the
-measured steady-state medians in its table. Every number comes from
-:mod:`workbench.measured` (which reads with :mod:`workbench.trainlog` and
-:mod:`workbench.energy`); this module lays out, formats and routes files. Text from a log or a
-file name is shown as plain text only.
+measured steady-state medians in its table. Every number comes from the panel's analysis,
+:func:`workbench.analyses.measured.analyse` (kept once per change by the window's document);
+reading a file is the user's action, done here with :mod:`workbench.measured`'s readers. This
+module lays out, formats and routes files. Text from a log or a file name is shown as plain
+text only.
 
 "Adopt measured throughput" puts the selected log's steady throughput into the run plan
 (``RunPlan.measured_tokens_per_s``, the log's name as its ``measured_source``) through the
@@ -44,10 +45,11 @@ from ui.charts import Chart
 from ui.panel import PanelBase, ResultsTable
 from ui.panels.measured_files import MEASURED_SUFFIXES, OPEN_FILTER_ENTRY
 from ui.widgets.quantity_edit import IntField
-from workbench import carbon, energy, trainlog, units
+from workbench import energy, trainlog, units
 from workbench import measured as ms
 from workbench._validate import InputError
-from workbench.plan import Prediction, RunPlan
+from workbench.analyses.measured import MeasuredAnalysis
+from workbench.carbon import J_PER_KWH
 from workbench.scenarios import FIELD_LABELS
 
 #: Files the window routes to this panel (dropped, or opened with File > Open).
@@ -280,10 +282,10 @@ class MeasuredPanel(PanelBase):
 
     def __init__(self, catalog, scenario=None, parent=None, *, undo_stack=None):
         self.catalog = catalog
-        self._analyses: list[ms.RunAnalysis] = []
-        self._energy: ms.EnergyAnalysis | None = None
-        self._prediction_cache: tuple[RunPlan, Prediction | None, str] | None = None
+        self._shown: MeasuredAnalysis | None = None  # the analysis drawn last
         self._comparison: list[tuple[str, ms.MeasuredScenario]] = []
+        # the compared scenarios' logs against the analysis drawn: (analysis, comparison list, logs)
+        self._compared: tuple[MeasuredAnalysis, list, list[tuple[str, ms.RunAnalysis]]] | None = None
         self._adopt_note = ""
         self._extents: tuple[list[float], list[float], list[float]] = ([], [], [])  # steps, rates, MFUs drawn
         super().__init__(scenario if scenario is not None else ms.MeasuredScenario(), parent,
@@ -440,7 +442,11 @@ class MeasuredPanel(PanelBase):
     def _drawn(self) -> None:
         """Draw now what a panel hidden behind another tab put off, before its numbers are read."""
         self.ensure_drawn()
-        if len(self._analyses) != len(self.scenario().runs):
+        try:
+            current = self.analysis()
+        except (ValueError, ArithmeticError):
+            return  # the last refresh said why in the status line
+        if current is not self._shown:
             self._force_draw = True
             try:
                 self.refresh()
@@ -448,37 +454,6 @@ class MeasuredPanel(PanelBase):
                 self._force_draw = False
 
     # -- the plan ------------------------------------------------------------------------------
-    def _plan(self) -> RunPlan:
-        """The plan compared against: the window's while following it, else the scenario's."""
-        view = self.plan_view()
-        if view is not None and self.follows_plan():
-            return view.plan
-        return self.scenario().plan
-
-    def _predict(self, plan: RunPlan) -> tuple[Prediction | None, str]:
-        view = self.plan_view()
-        if view is not None and view.plan == plan:
-            return view.prediction, view.problem
-        if self._prediction_cache is not None and self._prediction_cache[0] == plan:
-            return self._prediction_cache[1], self._prediction_cache[2]
-        from ui.document import PresetCatalog
-        from workbench.plan import predict
-
-        try:
-            prediction, problem = predict(plan, PresetCatalog(self.catalog)), ""
-        except (ValueError, ArithmeticError) as exc:
-            prediction, problem = None, str(exc)
-        self._prediction_cache = (plan, prediction, problem)
-        return prediction, problem
-
-    def _peak(self, plan: RunPlan, prediction: Prediction | None) -> float | None:
-        if prediction is not None:
-            return prediction.peak_flops
-        try:
-            return self.catalog.get(plan.hardware).peak_flops(plan.precision)
-        except (KeyError, ValueError):
-            return None
-
     def plan_followed(self) -> None:
         self.refresh()
 
@@ -489,8 +464,9 @@ class MeasuredPanel(PanelBase):
                                            "scenario, not the run plan.")
 
     def _on_catalog_changed(self) -> None:
-        self._prediction_cache = None
-        self.refresh()
+        if self.follows_plan():
+            return  # the document follows the plan again on a preset change, and this panel with it
+        self.refresh()  # the plan's device may be the one that changed
 
     # -- files -----------------------------------------------------------------------------------
     def open_log_dialog(self) -> bool:
@@ -589,7 +565,7 @@ class MeasuredPanel(PanelBase):
         if on:
             self._push(self.scenario().with_changes(warmup_steps=None), "Skip the first 10% as warm-up")
             return
-        first = next((a.first_steady_step for a in self._analyses if a.first_steady_step is not None), None)
+        first = next((a.first_steady_step for a in self.analyses() if a.first_steady_step is not None), None)
         self._set_warmup(max(0, (first or 1) - 1))
 
     def _set_warmup(self, steps: int) -> None:
@@ -626,17 +602,24 @@ class MeasuredPanel(PanelBase):
         QTimer.singleShot(0, lambda: self.load_files(paths))  # not inside the drag loop
 
     # -- adopting the measured throughput ----------------------------------------------------------
-    def selected_analysis(self) -> ms.RunAnalysis | None:
+    def _selected_row(self) -> int | None:
+        """The index of the log selected in the list (the first when the energy log or nothing is)."""
         self._drawn()
+        n = len(self._shown.runs) if self._shown is not None else 0
         row = self.run_list.currentRow()
-        if 0 <= row < len(self._analyses):
-            return self._analyses[row]
-        return self._analyses[0] if self._analyses else None
+        if 0 <= row < n:
+            return row
+        return 0 if n else None
+
+    def selected_analysis(self) -> ms.RunAnalysis | None:
+        row = self._selected_row()
+        return self._shown.runs[row] if row is not None and self._shown is not None else None
 
     def adopt_measured_throughput(self) -> bool:
         """Make the selected log's steady throughput the window's run plan's measured throughput
         (one undo step). Returns whether the plan changed."""
-        analysis = self.selected_analysis()
+        row = self._selected_row()
+        analysis = self._shown.runs[row] if row is not None and self._shown is not None else None
         if analysis is None or not analysis.median_tokens_per_s_per_gpu:
             self.show_status("No measured throughput to adopt: open a training log whose steady steps give tokens/s.")
             return False
@@ -647,7 +630,7 @@ class MeasuredPanel(PanelBase):
             return False
         plan = view.plan
         per_gpu = float(analysis.median_tokens_per_s_per_gpu)
-        job = per_gpu * plan.n_gpus  # the log's rate per GPU on the plan's GPUs
+        job = self._shown.adopt_tokens_per_s[row]  # the log's rate per GPU on the plan's GPUs
         try:
             changed = bool(self.context_sink({"measured_tokens_per_s": job, "measured_source": analysis.name,
                                               "_text": f"Adopt measured throughput from {analysis.name}"}))
@@ -679,11 +662,11 @@ class MeasuredPanel(PanelBase):
     def analyses(self) -> list[ms.RunAnalysis]:
         """The logs on show, compared with the plan (in the order of the scenario)."""
         self._drawn()
-        return list(self._analyses)
+        return list(self._shown.runs) if self._shown is not None else []
 
     def energy_analysis(self) -> ms.EnergyAnalysis | None:
         self._drawn()
-        return self._energy
+        return self._shown.energy if self._shown is not None else None
 
     def blocking_problem(self) -> str:
         s = self.scenario()
@@ -692,27 +675,21 @@ class MeasuredPanel(PanelBase):
         return super().blocking_problem()
 
     def refresh(self) -> None:
+        a: MeasuredAnalysis = self.analysis()
+        self._shown = a  # first: what the form's signals read back is this analysis
         s: ms.MeasuredScenario = self.scenario()
-        plan = self._plan()
-        prediction, problem = self._predict(plan)
-        peak = self._peak(plan, prediction)
-        self._analyses = [ms.analyse_run(run, plan, prediction, peak_flops=peak, warmup_steps=s.warmup_steps)
-                          for run in s.runs]
-        rate = next((a.median_tokens_per_s_per_gpu for a in self._analyses if a.median_tokens_per_s_per_gpu), None)
-        self._energy = (ms.analyse_energy(s.energy, plan, prediction, tokens_per_s_per_gpu=rate)
-                        if s.energy is not None else None)
-        self._sync_form(s)
-        self._draw(prediction)
-        self._fill_table(plan, prediction)
-        self._fill_notes(plan, prediction, problem)
+        self._sync_form(s, a)
+        self._draw(a)
+        self._fill_table(a)
+        self._fill_notes(a)
 
-    def _sync_form(self, s: ms.MeasuredScenario) -> None:
+    def _sync_form(self, s: ms.MeasuredScenario, analysis: MeasuredAnalysis) -> None:
         theme = th.current_theme()
         self._syncing = True
         try:
             current = self.run_list.currentRow()
             self.run_list.clear()
-            for i, (run, a) in enumerate(zip(s.runs, self._analyses, strict=True)):
+            for i, (run, a) in enumerate(zip(s.runs, analysis.runs, strict=True)):
                 item = QListWidgetItem(_swatch(_run_color(theme, i)), f"{run.name} · {run.framework}, {len(run)} steps")
                 item.setToolTip(plain.tooltip(f"{run.name}\n{a.steady_rule}"))
                 self.run_list.addItem(item)
@@ -730,7 +707,7 @@ class MeasuredPanel(PanelBase):
             if s.warmup_steps is not None:
                 self.warmup_field.setValue(s.warmup_steps)
             else:
-                first = next((a.first_steady_step for a in self._analyses if a.first_steady_step is not None), None)
+                first = next((a.first_steady_step for a in analysis.runs if a.first_steady_step is not None), None)
                 self.warmup_field.setValue(max(0, first - 1) if first else 0)
         finally:
             self._syncing = False
@@ -743,21 +720,34 @@ class MeasuredPanel(PanelBase):
         analysis = self.selected_analysis()
         self.adopt_throughput_button.setEnabled(bool(analysis and analysis.median_tokens_per_s_per_gpu))
 
-    def _series(self) -> list[tuple[str, ms.RunAnalysis, str]]:
-        """(name, analysis, style) of every log drawn: this scenario's, then compared ones (dashed)."""
-        out = [(a.name, a, "solid") for a in self._analyses]
-        plan = self._plan()
-        prediction, _ = self._predict(plan)
-        peak = self._peak(plan, prediction)
+    def _compared_logs(self, analysis: MeasuredAnalysis) -> list[tuple[str, ms.RunAnalysis]]:
+        """The compared scenarios' logs against this panel's plan: the same analysis, on each
+        scenario with this plan, its prediction handed over (kept until the plan or the list changes)."""
+        kept = self._compared
+        if kept is not None and kept[0] is analysis and kept[1] is self._comparison:
+            return kept[2]
+        from ui.document import PresetCatalog
+        from workbench.analyses.measured import analyse
+        from workbench.workspace import PlanView
+
+        view = PlanView(plan=analysis.plan, prediction=analysis.prediction, problem=analysis.problem)
+        catalog = PresetCatalog(self.catalog)
+        out = []
         for label, other in self._comparison:
-            for run in other.runs:
-                a = ms.analyse_run(run, plan, prediction, peak_flops=peak, warmup_steps=other.warmup_steps)
-                out.append((f"{label}: {run.name}", a, "dash"))
+            theirs = analyse(other.with_changes(plan=analysis.plan, energy=None), view, catalog)
+            out.extend((f"{label}: {a.name}", a) for a in theirs.runs)
+        self._compared = (analysis, self._comparison, out)
         return out
 
-    def _draw(self, prediction: Prediction | None) -> None:
+    def _series(self, analysis: MeasuredAnalysis) -> list[tuple[str, ms.RunAnalysis, str]]:
+        """(name, analysis, style) of every log drawn: this scenario's, then compared ones (dashed)."""
+        return ([(a.name, a, "solid") for a in analysis.runs]
+                + [(name, a, "dash") for name, a in self._compared_logs(analysis)])
+
+    def _draw(self, analysis: MeasuredAnalysis) -> None:
         theme = self.rate_chart.theme()
-        drawn = self._series()
+        prediction = analysis.prediction
+        drawn = self._series(analysis)
         self.charts_hint.setVisible(not drawn)
         steps_seen: list[float] = []
         rates: list[float] = []
@@ -842,9 +832,10 @@ class MeasuredPanel(PanelBase):
             chart.set_log_range(ymin=0.0, ymax=top * share if top > 0 else 1.0)
 
     # -- the table ---------------------------------------------------------------------------------------
-    def _fill_table(self, plan: RunPlan, p: Prediction | None) -> None:
+    def _fill_table(self, analysis: MeasuredAnalysis) -> None:
         theme = th.current_theme()
-        analyses = self._analyses
+        plan, p = analysis.plan, analysis.prediction
+        analyses = analysis.runs
         names = [a.name for a in analyses] or ["Measured"]
         colors = [theme.tone(_run_color(theme, i)) for i in range(len(analyses))] or [None]
         self.results.set_columns(names, colors)
@@ -880,9 +871,9 @@ class MeasuredPanel(PanelBase):
                 "Time per step the GPUs wait for input: the plan's data-loading term, and the mean over the "
                 "steady steps of what the log reports", notes=why(lambda a: a.data_wait_basis)),
             Row("Steps that waited on data", None,
-                col(lambda a: f"{sum(w for w, on in zip(a.waited, a.steady, strict=True) if on)} of "
-                              f"{a.steady_count}" if a.data_wait_basis != "the log does not report data waits"
-                    else None), "steady steps",
+                tuple(f"{waited} of {a.steady_count}" if waited is not None else None
+                      for a, waited in zip(analyses, analysis.steady_waited, strict=True)) or (None,),
+                "steady steps",
                 "Steps the log flags as waiting for data, or whose printed wait is more than "
                 f"{ms.WAIT_MARK_SHARE:.0%} of the step (triangles on the chart)", compare=""),
             Row("Step-time gap to the plan", None, col(lambda a: a.gap.total_s if a.gap else None), "s",
@@ -902,7 +893,7 @@ class MeasuredPanel(PanelBase):
                     else "none"), "", "The steps the medians are taken over",
                 compare="", notes=why(lambda a: a.steady_rule)),
         ]
-        e = self._energy
+        e = analysis.energy
         if e is not None:
             gpus = f"{e.n_gpus} GPUs" + ("" if e.n_gpus_from_file else " (assumed)")
             rows.append(Row(f"Energy: {e.name} ({FORMAT_NAMES.get(e.format, e.format)}, {gpus}, {_duration(e.duration_s)}), the plan for the "
@@ -914,7 +905,7 @@ class MeasuredPanel(PanelBase):
                 return (value,) + (None,) * (n - 1)
 
             def to_kwh(joules: float | None) -> float | None:
-                return joules / carbon.J_PER_KWH if joules is not None else None
+                return joules / J_PER_KWH if joules is not None else None
 
             rows += [
                 Row(f"Energy ({basis})", to_kwh(e.planned_energy_j), first(to_kwh(e.measured_energy_j)), "kWh",
@@ -937,19 +928,19 @@ class MeasuredPanel(PanelBase):
                                 "CodeCarbon's own figure: " + e.reported_basis, compare=""))
         self.results.set_rows(rows)
 
-    def _fill_notes(self, plan: RunPlan, prediction: Prediction | None, problem: str) -> None:
+    def _fill_notes(self, analysis: MeasuredAnalysis) -> None:
         lines: list[str] = []
-        if prediction is None:
-            lines.append("The run plan cannot be predicted" + (f": {problem}" if problem else "")
+        if analysis.prediction is None:
+            lines.append("The run plan cannot be predicted" + (f": {analysis.problem}" if analysis.problem else "")
                          + ". Only the measured numbers are shown.")
-        for a in self._analyses:
+        for a in analysis.runs:
             parts = [f"{a.name}: {a.steady_rule}."]
             if a.mfu_note:
                 parts.append(a.mfu_note)
             parts.extend(a.notes)
             lines.append(" ".join(parts))
-        if self._energy is not None and self._energy.notes:
-            lines.append(f"{self._energy.name}: " + " ".join(self._energy.notes))
+        if analysis.energy is not None and analysis.energy.notes:
+            lines.append(f"{analysis.energy.name}: " + " ".join(analysis.energy.notes))
         view = self.plan_view()
         if self._adopt_note and view is not None and view.plan.measured_tokens_per_s is not None:
             lines.append(self._adopt_note)
@@ -991,11 +982,7 @@ class MeasuredPanel(PanelBase):
         """The per-step series of every log (long format, one row per step), headers naming units;
         the export puts the plan-vs-actual table above them."""
         self._drawn()
-        rows = [row for run, a in zip(self.scenario().runs, self._analyses, strict=True)
-                for row in ms.series_rows(run, a)]
-        if not rows:
-            return None
-        return [(header, [r[i] for r in rows]) for i, header in enumerate(ms.SERIES_HEADERS)]
+        return (self._shown.csv_columns() if self._shown is not None else None) or None
 
     def export_to(self, fmt: str, path, *, width_px: int = 1920, background="white"):
         if fmt == "csv" and not self.scenario().runs:
