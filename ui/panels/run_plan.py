@@ -5,10 +5,11 @@ becomes a plan edit (``CONTEXT_FIELDS`` and ``context_sink``) and the prediction
 window's document computed (``plan_view().prediction``); standalone, edits go through
 :func:`workbench.workspace.edit_plan` (the same rules as the window: a new GPU falls back to a
 precision it has, a GPU count keeps each replica's batch, a parameter count alone reshapes the
-model) onto the panel's undo stack, and the panel calls :func:`workbench.plan.predict` itself,
-once per plan.
+model) onto the panel's undo stack, and the plan is predicted with the panel's catalog, once
+per plan. Either way the numbers are :func:`workbench.analyses.run_plan.analyse`'s, read
+through :meth:`PanelBase.analysis` (computed once per change, the document's in a window).
 
-Three charts, all drawn from the prediction and nothing else:
+Three charts, all drawn from that analysis and nothing else:
 
 - one training step as a stacked bar, one segment per non-zero term of ``breakdown`` in
   ``TERMS`` order, with a key naming each term and its seconds and a line naming the largest drag;
@@ -44,22 +45,13 @@ import presets
 from ui import theme as th
 from ui.charts import Chart
 from ui.commands import push_scenario_edit
-from ui.document import PresetCatalog
 from ui.panel import PanelBase, ResultRow
 from ui.widgets.cap_field import CapField
 from workbench import plan as plan_model
 from workbench import units
+from workbench.analyses.run_plan import RunPlanAnalysis
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
-from workbench.plan import (
-    RECOMPUTE_MODES,
-    TERM_LABELS,
-    TERMS,
-    ZERO_STAGES,
-    Prediction,
-    RunPlan,
-    WhatIf,
-    mfu_rating,
-)
+from workbench.plan import RECOMPUTE_MODES, ZERO_STAGES, Prediction, RunPlan, WhatIf
 from workbench.workspace import DEFAULT_PLAN, edit_plan
 
 #: Readable names of the ZeRO stages and recomputation modes.
@@ -81,10 +73,6 @@ OWN_LINK = ""
 CUSTOM = "custom"
 #: The what-if ladder shows this many fixes (the largest gains); the CSV has them all.
 MAX_WHAT_IF_ROWS = 6
-MEMORY_PARTS: tuple[tuple[str, str], ...] = (
-    ("weights", "Weights"), ("gradients", "Gradients"), ("optimizer", "Optimizer state"),
-    ("activations", "Activations"),
-)
 GIB = float(2**30)
 
 STEP_CHART, MEMORY_CHART, WHAT_IF_CHART, ALL_CHARTS = "step", "memory", "what_if", "all"
@@ -439,10 +427,7 @@ class RunPlanPanel(PanelBase):
         links = presets.load_interconnects()
         self._intra_links = [link for link in links if not link.key.startswith("nic")]
         self._inter_links = [link for link in links if link.key.startswith("nic")]
-        self._lookup_catalog = PresetCatalog(catalog)
-        self._own: tuple[RunPlan, Prediction | None, str] | None = None  # (plan, prediction, problem)
-        self._what_if: tuple[Prediction, list[WhatIf]] | None = None
-        self._prediction: Prediction | None = None
+        self._shown: RunPlanAnalysis | None = None  # the analysis the charts and results show
         self._problem = ""
         self._drawn: tuple | None = None
         self._what_if_drawn: tuple[int, float] | None = None
@@ -489,12 +474,12 @@ class RunPlanPanel(PanelBase):
         s: RunPlan = self._scenario
         if s.measured_tokens_per_s is None:
             return ""
+        a = self.analysis()
         source = f" from {s.measured_source}" if s.measured_source else ""
         text = (f"Measured throughput{source}: {_count(s.measured_tokens_per_s)} tokens/s "
-                f"({_count(s.measured_tokens_per_s / s.n_gpus)} per GPU) sets the step, not the model.")
-        p = self._prediction
-        if p is not None and p.model_step_time_s:
-            text += f" The model predicts {_count(s.tokens_per_step / p.model_step_time_s)} tokens/s."
+                f"({_count(a.measured_tokens_per_s_per_gpu)} per GPU) sets the step, not the model.")
+        if a.model_tokens_per_s is not None:
+            text += f" The model predicts {_count(a.model_tokens_per_s)} tokens/s."
         return text
 
     def _sync_measured(self) -> None:
@@ -716,7 +701,6 @@ class RunPlanPanel(PanelBase):
 
     def _on_catalog_changed(self) -> None:
         self._fill_hardware()
-        self._own = None  # the presets behind the answer changed
         self._sync_fields()
         self.refresh()
 
@@ -810,7 +794,7 @@ class RunPlanPanel(PanelBase):
     def prediction(self) -> Prediction | None:
         """The prediction on show (None when the plan cannot be predicted: see :meth:`problem`)."""
         self.ensure_drawn()
-        return self._prediction
+        return self._shown.prediction if self._shown is not None else None
 
     def problem(self) -> str:
         return self._problem
@@ -822,33 +806,9 @@ class RunPlanPanel(PanelBase):
         """Same plan, new answer (the catalog changed under the window's document)."""
         self.refresh()
 
-    def _answer(self) -> tuple[Prediction | None, str]:
-        """The window's prediction when the followed plan is this one; else our own, computed
-        once per plan."""
-        plan = self._scenario
-        view = self._view
-        if view is not None and (view.plan is plan or view.plan == plan):
-            # the window's document predicted this plan (or found it cannot be): use its answer
-            if view.prediction is not None or view.problem:
-                return view.prediction, self._readable(view.problem, None) if view.problem else ""
-        own = self._own
-        if own is not None and (own[0] is plan or own[0] == plan):
-            return own[1], own[2]
-        try:
-            prediction, problem = plan_model.predict(plan, self._lookup_catalog), ""
-        except (ValueError, ArithmeticError) as exc:
-            prediction, problem = None, self._readable(str(exc), None)
-        self._own = (plan, prediction, problem)
-        return prediction, problem
-
     def what_if_rows(self) -> list[WhatIf]:
         """The what-if ladder of the prediction on show, largest MFU gain first."""
-        p = self._prediction
-        if p is None:
-            return []
-        if self._what_if is None or self._what_if[0] is not p:
-            self._what_if = (p, plan_model.what_if(p))
-        return list(self._what_if[1])
+        return list(self._shown.what_if) if self._shown is not None else []
 
     # -- charts ------------------------------------------------------------------------------
     def _build_charts(self) -> None:
@@ -901,46 +861,42 @@ class RunPlanPanel(PanelBase):
 
     def step_segments(self) -> list[tuple[str, str, float]]:
         """(term, label, seconds) of each segment of the step bar, in ``TERMS`` order."""
-        p = self._prediction
-        if p is None:
-            return []
-        return [(term, TERM_LABELS[term], p.breakdown[term]) for term in TERMS if p.breakdown.get(term, 0.0) > 0]
+        a = self._shown
+        return [(seg.term, seg.label, seg.seconds) for seg in a.segments] if a is not None else []
 
     def _term_colors(self, theme: th.Theme) -> dict[str, QColor]:
         return {term: theme.series_color(i) for i, (term, _l, _s) in enumerate(self.step_segments())}
 
     def largest_drag_text(self) -> str:
-        p = self._prediction
-        if p is None:
+        a = self._shown
+        if a is None or a.prediction is None:
             return ""
-        drag = p.largest_drag
-        if not drag:
+        drag = a.largest_drag
+        if drag is None:
             return "No drag: the step is all compute"
-        seconds = p.breakdown[drag]
-        return (f"Largest drag: {TERM_LABELS[drag]}, {_seconds(seconds)} per step "
-                f"({_percent(seconds / p.step_time_s)} of it)")
+        return f"Largest drag: {drag.label}, {_seconds(drag.seconds)} per step ({_percent(drag.share)} of it)"
 
     def memory_summary(self) -> str:
         """"Fits: 54.7 GiB of 74.5 GiB per GPU" or "Over by 98.0 GiB: ..." ("" without an answer)."""
-        p = self._prediction
-        if p is None:
+        a = self._shown
+        if a is None or a.prediction is None:
             return ""
-        m = p.memory
-        if m.capacity is None:
-            return f"{_gib(m.total)} per GPU (the preset gives no memory size)"
-        if m.fits:
-            return f"Fits: {_gib(m.total)} of {_gib(m.capacity)} per GPU ({_gib(m.capacity - m.total)} spare)"
-        return f"Over by {_gib(m.shortfall)}: {_gib(m.total)} needed, {_gib(m.capacity)} per GPU"
+        if a.memory_capacity is None:
+            return f"{_gib(a.memory_total)} per GPU (the preset gives no memory size)"
+        if a.memory_fits:
+            return (f"Fits: {_gib(a.memory_total)} of {_gib(a.memory_capacity)} per GPU "
+                    f"({_gib(a.memory_spare)} spare)")
+        return f"Over by {_gib(a.memory_shortfall)}: {_gib(a.memory_total)} needed, {_gib(a.memory_capacity)} per GPU"
 
     def memory_fix_lines(self) -> list[str]:
         """What would make the plan fit, as ``predict`` found it (empty when it fits)."""
-        p = self._prediction
-        if p is None or p.fits_memory:
+        a = self._shown
+        if a is None or a.prediction is None or a.memory_fits:
             return []
-        if not p.memory_fixes:
+        if not a.memory_fixes:
             return ["No single change, nor a chain of up to four, fits it: add GPUs or pick a GPU with more memory."]
-        head = "This change fits it:" if len(p.memory_fixes) == 1 else "Each of these fits it:"
-        return [head, *(f"• {fix}" for fix in p.memory_fixes)]
+        head = "This change fits it:" if len(a.memory_fixes) == 1 else "Each of these fits it:"
+        return [head, *(f"• {fix}" for fix in a.memory_fixes)]
 
     def _step_hover(self, x: float, _y: float) -> str:
         start = 0.0
@@ -951,19 +907,18 @@ class RunPlanPanel(PanelBase):
         return f"{_seconds(max(x, 0.0))} into the step"
 
     def _memory_hover(self, x: float, _y: float) -> str:
-        p = self._prediction
-        if p is None:
+        a = self._shown
+        if a is None or a.prediction is None:
             return ""
         start = 0.0
-        for key, label in MEMORY_PARTS:
-            size = getattr(p.memory, key)
-            if start <= x <= start + size:
-                return f"{label}\n{_gib(size)}"
-            start += size
+        for part in a.memory_parts:
+            if start <= x <= start + part.bytes:
+                return f"{part.label}\n{_gib(part.bytes)}"
+            start += part.bytes
         return _gib(max(x, 0.0))
 
     def _draw(self) -> None:
-        self._drawn = (self._prediction, th.current_theme().name, self.step_chart.presentation())
+        self._drawn = (self._shown, th.current_theme().name, self.step_chart.presentation())
         for name in self.charts():
             self._draw_chart(name)
 
@@ -976,9 +931,9 @@ class RunPlanPanel(PanelBase):
             chart.end_bars()
 
     def _draw_chart_items(self, name: str, chart: BarChart) -> None:
-        p = self._prediction
-        if p is not None:
-            {STEP_CHART: self._draw_step, MEMORY_CHART: self._draw_memory, WHAT_IF_CHART: self._draw_what_if}[name](p)
+        a = self._shown
+        if a is not None and a.prediction is not None:
+            {STEP_CHART: self._draw_step, MEMORY_CHART: self._draw_memory, WHAT_IF_CHART: self._draw_what_if}[name](a)
             return
         if name == WHAT_IF_CHART:
             self._what_if_drawn = None
@@ -991,25 +946,27 @@ class RunPlanPanel(PanelBase):
         chart.set_band(1.0)
         chart.rewrap()
 
-    def _draw_step(self, p: Prediction) -> None:
+    def _draw_step(self, a: RunPlanAnalysis) -> None:
         chart = self.step_chart
+        p = a.prediction
         theme = chart.theme()
         colors = self._term_colors(theme)
         chart.set_title(f"One training step: {_seconds(p.step_time_s)}")
-        drag = p.largest_drag
+        drag = a.largest_drag.term if a.largest_drag is not None else ""
         start = 0.0
+        mid = None
         entries = []
-        for term, label, seconds in self.step_segments():
-            is_drag = term == drag
-            chart.add_bar(start, seconds, -0.32, 0.64, colors[term],
+        for seg in a.segments:
+            is_drag = seg.term == drag
+            chart.add_bar(start, seg.seconds, -0.32, 0.64, colors[seg.term],
                           pen=QColor(theme.ink) if is_drag else None, pen_width=2.0 if is_drag else 1.0)
-            share = seconds / p.step_time_s
-            entries.append(_key_entry(colors[term], f"{label} {_seconds(seconds)} ({_percent(share)})", is_drag))
-            start += seconds
-        if drag:
+            entries.append(_key_entry(colors[seg.term], f"{seg.label} {_seconds(seg.seconds)} ({_percent(seg.share)})",
+                                      is_drag))
+            if is_drag:
+                mid = start + seg.seconds / 2.0
+            start += seg.seconds
+        if mid is not None:
             # the drag may be a sliver of the bar: a marker above it says where
-            mid = sum(s for t, _l, s in self.step_segments() if TERMS.index(t) < TERMS.index(drag))
-            mid += p.breakdown[drag] / 2.0
             chart.add_text("▼", mid, 0.32, (0.5, 1.0), bold=True)
         chart.axis("x").setTicks(None)
         chart.set_band(p.step_time_s * 1.005)
@@ -1018,23 +975,22 @@ class RunPlanPanel(PanelBase):
         chart.key.set_html("&nbsp;&nbsp; ".join(entries), theme.ink, chart.font_pt())
         chart.rewrap()
 
-    def _draw_memory(self, p: Prediction) -> None:
+    def _draw_memory(self, a: RunPlanAnalysis) -> None:
         chart = self.memory_chart
         theme = chart.theme()
-        m = p.memory
         start = 0.0
         entries = []
-        for i, (key, label) in enumerate(MEMORY_PARTS):
-            size = getattr(m, key)
+        for i, part in enumerate(a.memory_parts):
             color = theme.series_color(i)
-            if size > 0:
-                chart.add_bar(start, size, -0.32, 0.64, color)
-            entries.append(_key_entry(color, f"{label} {_gib(size)}"))
-            start += size
-        top = max(m.total, m.capacity or 0.0) * 1.1 or 1.0
-        if m.capacity is not None:
-            color = theme.error if not m.fits else theme.ink
-            line = chart.reference_line(m.capacity, f"{_gib(m.capacity)}", color)
+            if part.bytes > 0:
+                chart.add_bar(start, part.bytes, -0.32, 0.64, color)
+            entries.append(_key_entry(color, f"{part.label} {_gib(part.bytes)}"))
+            start += part.bytes
+        capacity = a.memory_capacity
+        top = max(a.memory_total, capacity or 0.0) * 1.1 or 1.0
+        if capacity is not None:
+            color = theme.error if not a.memory_fits else theme.ink
+            line = chart.reference_line(capacity, f"{_gib(capacity)}", color)
             if line is not None and getattr(line, "label", None) is not None:
                 # the label left of the line: it sits near the right edge
                 line.label.anchors = [(1.0, 0.0), (1.0, 0.0)]
@@ -1045,7 +1001,7 @@ class RunPlanPanel(PanelBase):
         ticks = _ticks(top, GIB, lambda v: f"{v:g}")
         chart.axis("x").setTicks(ticks)
         chart.set_band(top, top=0.9)  # room above the bar for the capacity label
-        fits_color = theme.error if not m.fits else theme.ink
+        fits_color = theme.error if not a.memory_fits else theme.ink
         lines = [_span(self.memory_summary(), fits_color, bold=True)]
         lines += [html.escape(line) for line in self.memory_fix_lines()]
         chart.set_title("Memory per GPU")
@@ -1066,14 +1022,16 @@ class RunPlanPanel(PanelBase):
         return rows, max(60.0, width - 8.0)
 
     def _on_what_if_resized(self, *_args) -> None:
-        p = self._prediction
-        if p is not None and self._what_if_drawn is not None and self._what_if_room() != self._what_if_drawn:
+        a = self._shown
+        if (a is not None and a.prediction is not None and self._what_if_drawn is not None
+                and self._what_if_room() != self._what_if_drawn):
             self._draw_chart(WHAT_IF_CHART)
 
-    def _draw_what_if(self, p: Prediction) -> None:
+    def _draw_what_if(self, a: RunPlanAnalysis) -> None:
         chart = self.what_if_chart
         theme = chart.theme()
-        rows = self.what_if_rows()
+        p = a.prediction
+        rows = a.what_if
         fit, width = self._what_if_room()
         self._what_if_drawn = (fit, width)
         shown = rows[:fit]
@@ -1110,37 +1068,37 @@ class RunPlanPanel(PanelBase):
     # -- refresh and results -----------------------------------------------------------------
     def refresh(self) -> None:
         self._sync_labels()
-        prediction, problem = self._answer()
+        a = self.analysis()
+        problem = self._readable(a.problem, None) if a.problem else ""
         if problem:
             self.show_status(problem)
         elif self._problem:
             self.clear_error()
-        if (prediction is self._prediction and problem == self._problem and self._drawn is not None
-                and self._drawn == (prediction, th.current_theme().name, self.step_chart.presentation())):
+        if (a is self._shown and self._drawn is not None
+                and self._drawn == (a, th.current_theme().name, self.step_chart.presentation())):
             return  # the same answer on show
-        self._prediction, self._problem = prediction, problem
+        self._shown, self._problem = a, problem
         self._sync_measured()
         self._draw()
-        self.results.set_rows(self._rows())
+        self.results.set_rows(self._rows(a))
 
-    def _rows(self) -> list[ResultRow]:
-        p = self._prediction
-        s: RunPlan = self._scenario
+    def _rows(self, a: RunPlanAnalysis) -> list[ResultRow]:
+        p = a.prediction
+        s: RunPlan = a.plan
         currency = s.currency
         if p is None:
             return [ResultRow(q, None, "", tip) for q, tip in self._row_specs()]
         tips = dict(self._row_specs())
-        m = p.memory
         if s.gpu_hour_price == 0:
             cost_unit = f"{currency}, energy only (GPU-hour price not set)"
         else:
             cost_unit = (f"{currency} (energy {_money(p.energy_cost)} + GPU-hours {_money(p.compute_cost)})")
-        if m.capacity is None:
+        if a.memory_capacity is None:
             fits, fits_note = "unknown", "the preset gives no memory size"
-        elif m.fits:
-            fits, fits_note = "yes", f"{_gib(m.capacity - m.total)} spare of {_gib(m.capacity)}"
+        elif a.memory_fits:
+            fits, fits_note = "yes", f"{_gib(a.memory_spare)} spare of {_gib(a.memory_capacity)}"
         else:
-            fits, fits_note = "no", f"over by {_gib(m.shortfall)} ({_gib(m.capacity)} per GPU)"
+            fits, fits_note = "no", f"over by {_gib(a.memory_shortfall)} ({_gib(a.memory_capacity)} per GPU)"
         rows = [
             ResultRow("Tokens/s", _count(p.tokens_per_s), "tokens/s", tips["Tokens/s"]),
             ResultRow("Tokens/s per GPU", _count(p.tokens_per_s_per_gpu), "tokens/s", tips["Tokens/s per GPU"]),
@@ -1148,19 +1106,19 @@ class RunPlanPanel(PanelBase):
             *([ResultRow("Step time, modelled", p.model_step_time_s, "s",
                          "The model's step, which the measured throughput replaces: the step chart's "
                          "measured-vs-model term is the difference")] if p.model_step_time_s else []),
-            ResultRow("MFU", _percent(p.mfu).rstrip("%"), f"%, {mfu_rating(p.mfu)}", tips["MFU"]),
+            ResultRow("MFU", _percent(p.mfu).rstrip("%"), f"%, {a.mfu_rating}", tips["MFU"]),
             ResultRow("HFU", _percent(p.hfu).rstrip("%"), "%", tips["HFU"]),
-            ResultRow("Training time", _plain(p.train_days), "days", tips["Training time"]),
+            ResultRow("Training time", _plain(a.train_days), "days", tips["Training time"]),
             ResultRow("GPU-hours", _count(p.gpu_hours), "GPU-h", tips["GPU-hours"]),
-            ResultRow("Facility energy", _plain(p.facility_energy_kwh / 1000.0) if p.energy_known else "n/a",
+            ResultRow("Facility energy", _plain(a.facility_energy_mwh) if a.facility_energy_mwh is not None else "n/a",
                       "MWh" if p.energy_known else "no TDP in the preset", tips["Facility energy"] + f" (PUE {s.pue:g})"),
-            ResultRow("Emissions", _plain(p.co2e_kg / 1000.0) if p.energy_known else "n/a",
+            ResultRow("Emissions", _plain(a.co2e_t) if a.co2e_t is not None else "n/a",
                       "tCO2e" if p.energy_known else "no TDP in the preset",
                       tips["Emissions"] + f" ({s.grid_g_per_kwh:g} gCO2e/kWh)"),
-            ResultRow("Cost", _money(p.total_cost) if p.energy_known or s.gpu_hour_price else "n/a",
+            ResultRow("Cost", _money(a.cost) if a.cost is not None else "n/a",
                       cost_unit if p.energy_known else f"{currency}, GPU-hours only (no TDP: energy unknown)",
                       tips["Cost"]),
-            ResultRow("Memory per GPU", f"{m.total / GIB:,.1f}", "GiB", tips["Memory per GPU"]),
+            ResultRow("Memory per GPU", f"{a.memory_total / GIB:,.1f}", "GiB", tips["Memory per GPU"]),
             ResultRow("Fits in memory", fits, fits_note, tips["Fits in memory"]),
         ]
         for note in p.notes:
@@ -1215,7 +1173,8 @@ class RunPlanPanel(PanelBase):
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
         """Every chart's numbers, one row per bar: the step's terms (s), memory per GPU (B)
         and the what-if ladder (MFU as a fraction)."""
-        p = self._prediction
+        a = self.analysis()
+        p = a.prediction
         if p is None:
             return None
         chart, item, seconds, share, size, before, after = [], [], [], [], [], [], []
@@ -1225,15 +1184,15 @@ class RunPlanPanel(PanelBase):
                                   (after, m1)):
                 column.append(value)
 
-        for _term, label, t in self.step_segments():
-            add("step", label, t, t / p.step_time_s)
+        for seg in a.segments:
+            add("step", seg.label, seg.seconds, seg.share)
         add("step", "Step time", p.step_time_s, 1.0)
-        for key, label in MEMORY_PARTS:
-            add("memory", label, b=getattr(p.memory, key))
-        add("memory", "Total per GPU", b=p.memory.total)
-        if p.memory.capacity is not None:
-            add("memory", "GPU capacity", b=p.memory.capacity)
-        for w in self.what_if_rows():
+        for part in a.memory_parts:
+            add("memory", part.label, b=part.bytes)
+        add("memory", "Total per GPU", b=a.memory_total)
+        if a.memory_capacity is not None:
+            add("memory", "GPU capacity", b=a.memory_capacity)
+        for w in a.what_if:
             add("what-if", w.fix, t=w.saved_s, m0=p.mfu, m1=w.mfu)
         return [
             ("chart", chart), ("item", item), ("time per step (s)", seconds), ("share of the step (fraction)", share),
