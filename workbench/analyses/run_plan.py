@@ -59,7 +59,7 @@ class RunPlanAnalysis:
     memory_total: float | None  # B per GPU
     memory_capacity: float | None  # B per GPU (None: the preset gives no memory size)
     memory_fits: bool | None  # within the capacity (True when there is none to exceed)
-    memory_spare: float | None  # B per GPU left (None without a capacity)
+    memory_spare: float | None  # B per GPU left, capacity - total (negative when over; None without a capacity)
     memory_shortfall: float | None  # B per GPU over the capacity (0 when it fits)
     memory_fixes: tuple[str, ...]  # single changes (or the shortest chain) that fit it
     # the what-if ladder
