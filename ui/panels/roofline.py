@@ -6,9 +6,11 @@ roof), the ridge point marked and labelled, optional precision ceilings and L2 r
 more presets overlaid for comparison, saved scenarios overlaid dashed, and the scenario's
 kernels as one scatter item coloured memory- or compute-bound.
 
-Every number comes from ``workbench.roofline`` (ceilings, ridge, attainable, place_many); this
-module only draws what it gets. Edits go through the undo stack; kernel and hardware edits are
-one step each (they never merge).
+Every number comes from the panel's analysis (``workbench.analyses.roofline``: the roofs, the
+kernels placed under them and their flags, the axes, the readout under the mouse), read through
+``PanelBase.analysis()`` so a window computes it once per change; saved scenarios overlaid get
+the same analysis of their own. This module only draws what it gets. Edits go through the undo
+stack; kernel and hardware edits are one step each (they never merge).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -62,9 +63,18 @@ from ui.panels.roofline_kernels import (
     read_kernel_file,
 )
 from ui.panels.roofline_measure import MachineMeasurement
-from workbench import roofline as rl
+from workbench.analyses import roofline as roofline_analysis
+from workbench.analyses.roofline import DeviceRoofs, RooflineAnalysis, RoofWarnings
 from workbench.hardware import PRECISION_LABELS, Hardware
 from workbench.kernels import Kernel, seed_examples
+from workbench.roofline import (
+    ABOVE_ROOF_ADVICE,
+    EXPLANATION,
+    STALE_TIME_ADVICE,
+    Placements,
+    Roof,
+    time_may_be_stale,
+)
 from workbench.scenarios import RooflineScenario
 from workbench.workspace import precision_fallback
 
@@ -131,24 +141,6 @@ def _same_key(a, b) -> bool:
 def _log10(values) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log10(np.asarray(values, dtype=float))
-
-
-@dataclass
-class DeviceRoofs:
-    """What is drawn for one device: its preset, the roofs (None if it lacks the precision)."""
-
-    key: str
-    hardware: Hardware | None
-    roofs: tuple[rl.Roof, ...] | None
-    problem: str = ""
-
-    @property
-    def compute(self) -> rl.Roof | None:
-        return self.roofs[0] if self.roofs else None
-
-    @property
-    def memory(self) -> rl.Roof | None:
-        return self.roofs[1] if self.roofs else None
 
 
 class KernelScatter(pg.ScatterPlotItem):
@@ -416,37 +408,6 @@ _FOREGROUND_ROLE = Qt.ItemDataRole.ForegroundRole.value
 _TOOLTIP_ROLE = Qt.ItemDataRole.ToolTipRole.value
 
 
-class RoofWarnings:
-    """The above-the-roof texts of one placement (``Placements.roof_warnings``), made when
-    read: a redraw needs only which kernels are flagged (``Placements.above_roof``, in numpy);
-    the texts are read by a hover tip, a selected kernel's results, the CSV. One kernel's text
-    is workbench's for a placement of that kernel alone (each text depends on its own kernel
-    only), all of them one call."""
-
-    def __init__(self, placements: rl.Placements, peak_flops: float, caches: Sequence[tuple[str, float]]):
-        self._p = placements
-        self._peak = peak_flops
-        self._caches = tuple(caches)
-        self._all: tuple[str, ...] | None = None
-        self._one: dict[int, str] = {}
-
-    def text(self, row: int) -> str:
-        if self._all is not None:
-            return self._all[row]
-        if row not in self._one:
-            p, cut = self._p, slice(row, row + 1)
-            alone = rl.Placements(names=p.names[cut], intensity=p.intensity[cut], ceiling=p.ceiling[cut],
-                                  achieved=p.achieved[cut], fraction_of_roof=p.fraction_of_roof[cut],
-                                  compute_bound=p.compute_bound[cut], measured=p.measured[cut])
-            (self._one[row],) = alone.roof_warnings(self._peak, self._caches)
-        return self._one[row]
-
-    def texts(self) -> tuple[str, ...]:
-        if self._all is None:
-            self._all = self._p.roof_warnings(self._peak, self._caches)
-        return self._all
-
-
 _NO_FLAGS = np.zeros(0, dtype=bool)
 #: the roles a kernel's flags show in (colour, icon, tip): none of them is a sort key
 FLAG_ROLES = [_FOREGROUND_ROLE, _DECORATION_ROLE, _TOOLTIP_ROLE]
@@ -468,7 +429,7 @@ class FlaggedKernelModel(KernelTableModel):
     """The kernel table with the MFU trap marked: a kernel whose measured rate is above its
     roof (``Placements.above_roof``; the text from ``roof_warnings``) gets a warning icon and
     colour on its "Of roof" and "Achieved" cells, and a time that came with other FLOP/byte
-    counts (the panel knows which: ``rl.time_may_be_stale``) on its "Time" cell; the hover tip
+    counts (the panel knows which: ``time_may_be_stale``) on its "Time" cell; the hover tip
     of both says what to check.
 
     Retyping a flagged time as it stands confirms it (``timeConfirmed``): the panel then stops
@@ -504,7 +465,7 @@ class FlaggedKernelModel(KernelTableModel):
     #: view") and dropped the selection.
     MAX_IN_PLACE = 16
 
-    def set_kernels(self, kernels: tuple[Kernel, ...], placements: rl.Placements | None) -> None:
+    def set_kernels(self, kernels: tuple[Kernel, ...], placements: Placements | None) -> None:
         kernels = tuple(kernels)
         old = self.kernels()
         if len(kernels) == len(old) and kernels is not old and len(kernels):
@@ -591,7 +552,7 @@ class FlaggedKernelModel(KernelTableModel):
         if self.above_roof(row):
             lines.append(f"\u26a0 {self.warning(row)}")
         if self.time_stale(row):
-            lines.append(f"\u26a0 {rl.STALE_TIME_ADVICE} (or retype it as it is, to keep it)")
+            lines.append(f"\u26a0 {STALE_TIME_ADVICE} (or retype it as it is, to keep it)")
         return lines
 
     def tooltip(self, row: int) -> str:
@@ -674,8 +635,14 @@ class RooflinePanel(PanelBase):
         #: reasons the last import skipped rows ("line 3: ..."), or why the file was not read
         self.last_import_errors: list[str] = []
         self._comparison: list[tuple[str, RooflineScenario]] = []
-        self._devices: list[DeviceRoofs] = []
-        self._placements: rl.Placements | None = None
+        # what the last refresh drew, all of it from workbench.analyses.roofline
+        self._analysis: RooflineAnalysis | None = None
+        self._devices: tuple[DeviceRoofs, ...] = ()
+        self._placements: Placements | None = None
+        self._extent: roofline_analysis.Extent | None = None  # the axes drawn (widened by compared scenarios)
+        self._lines: tuple = ()  # per device, its roofs' lines within the axes drawn
+        #: the saved scenarios' analyses: (comparison list, catalog revision, [(slot, name, analysis)])
+        self._compared_kept: tuple | None = None
         self._range_key: tuple | None = None
         self._overlays: list[tuple[pg.TextItem, str | None, float, tuple]] = []
         self._text_pool: dict[tuple, list[pg.TextItem]] = {}
@@ -1110,7 +1077,7 @@ class RooflinePanel(PanelBase):
             return
         old = kernels[row]
         kernels[row] = kernel
-        if rl.time_may_be_stale(old, kernel) or (old in self._stale_times and kernel.time_s == old.time_s):
+        if time_may_be_stale(old, kernel) or (old in self._stale_times and kernel.time_s == old.time_s):
             self._stale_times.add(kernel)  # the time was measured for other counts
         text = f"Rename kernel '{old.name}' to '{kernel.name}'" if old.name != kernel.name else f"Edit kernel '{kernel.name}'"
         if self._push(text, kernels=tuple(kernels)):
@@ -1249,44 +1216,54 @@ class RooflinePanel(PanelBase):
     def comparison(self) -> list[tuple[str, RooflineScenario]]:
         return list(self._comparison)
 
-    # -- the model's numbers -------------------------------------------------------------------
-    def _device_roofs(self, key: str, s: RooflineScenario, primary: bool) -> DeviceRoofs:
-        hw = self._hardware(key)
-        if hw is None:
-            return DeviceRoofs(key, None, None, f"no preset '{key}' in this project")
-        if s.precision not in hw.precisions:
-            return DeviceRoofs(key, hw, None, f"{hw.name} has no {PRECISION_LABELS[s.precision]} rate")
-        roofs = rl.ceilings(hw, s.precision, s.sparse,
-                            extra_precisions=primary and s.show_precision_ceilings,
-                            include_l2=primary and s.show_l2)
-        return DeviceRoofs(key, hw, roofs)
-
+    # -- the model's numbers (workbench.analyses.roofline's) ---------------------------------------
     def devices(self) -> list[DeviceRoofs]:
         """What the chart shows per device, primary first."""
         return list(self._devices)
 
-    def primary_roofs(self) -> tuple[rl.Roof, ...] | None:
+    def primary_roofs(self) -> tuple[Roof, ...] | None:
         return self._devices[0].roofs if self._devices else None
 
-    def placements(self) -> rl.Placements | None:
+    def placements(self) -> Placements | None:
         return self._placements
 
     def ridge_label_text(self) -> str:
         return self._ridge_label.toPlainText() if getattr(self, "_ridge_label", None) is not None else ""
 
+    def _compared_analyses(self, problems: list[str]) -> list:
+        """(slot, name, analysis) of each saved scenario overlaid whose primary device has roofs
+        (the others are named in ``problems``): the same analysis as the panel's own, of that
+        scenario as it was saved (no plan), kept while the list and the presets stay."""
+        revision = getattr(self.catalog, "revision", self._catalog_version)
+        kept = self._compared_kept
+        if kept is None or kept[0] is not self._comparison or kept[1] != revision:
+            analysed = [(i, name, roofline_analysis.analyse(scen, None, self._preset_lookup))
+                        for i, (name, scen) in enumerate(self._comparison)]
+            kept = self._compared_kept = (self._comparison, revision, analysed)
+        out = []
+        for i, name, a in kept[2]:
+            if a.primary.roofs is None:
+                problems.append(f"{name}: {a.primary.problem}")
+            else:
+                out.append((i, name, a))
+        return out
+
     # -- drawing ------------------------------------------------------------------------------
     def refresh(self) -> None:
         s = self.scenario()
-        self._devices = [self._device_roofs(k, s, i == 0) for i, k in enumerate(s.hardware)]
-        primary = self._devices[0]
-        problems = [d.problem for d in self._devices if d.problem]
-        if primary.roofs is not None and s.kernels:
-            self._placements = self._place(s.kernels, primary.compute.peak_flops, primary.compute.mem_bw)
+        a = self.analysis()
+        self._analysis = a
+        self._devices, self._placements = a.devices, a.placements
+        problems = list(a.problems)
+        compared = self._compared_analyses(problems)
+        if compared:  # the saved scenarios' roofs and kernels widen the axes
+            self._extent = roofline_analysis.chart_extent(a, [c for _i, _name, c in compared])
+            self._lines = a.lines_within(self._extent)
+            compared = [(i, name, c, c.lines_within(self._extent)[0][:2]) for i, name, c in compared]
         else:
-            self._placements = None
+            self._extent, self._lines = a.extent, a.lines
         # the flags first: the points' names carry them
         flags_changed = self._update_flags(s)
-        compared = self._compared_roofs(problems)
         self._draw_roofs(s, compared)
         self._draw_points()
         self._draw_compared_points(compared)
@@ -1303,19 +1280,15 @@ class RooflinePanel(PanelBase):
             self.show_status("; ".join(problems))
 
     def _update_flags(self, s: RooflineScenario) -> bool:
-        """The MFU trap, marked: which kernels sit above their roof (workbench says, and why)
+        """The MFU trap, marked: which kernels sit above their roof (the analysis says, and why)
         and which times came with other counts. Returns whether the flags changed.
 
-        Worked out again only when what they depend on changed: the placements (the same
-        object while the kernels and the primary roof stay, see ``_place``) and the device's
-        caches for the first, the kernels and the confirmed/stale times for the second. A
-        display option (ceilings, L2 roof, a compared device) changes neither."""
-        p = self._placements
-        primary = self._devices[0]
-        above_key = None
-        if p is not None and primary.roofs is not None:
-            caches = tuple((m.name, m.bandwidth) for m in primary.hardware.cache_levels)
-            above_key = (p, primary.compute.peak_flops, caches)
+        Shown again only when what they depend on changed: the analysis keeps the same flags
+        (one object) while the kernels and the primary roof and caches stay; the stale times
+        follow the kernels and the confirmed/stale times. A display option (ceilings, L2 roof,
+        a compared device) changes neither."""
+        a = self._analysis
+        above_key = (a.warnings,) if a.warnings is not None else None
         stale_key = (s.kernels, frozenset(self._stale_times)) if self._stale_times else None
         last_above, last_stale = self._flags_for
         if _same_key(above_key, last_above) and _same_key(stale_key, last_stale):
@@ -1323,11 +1296,7 @@ class RooflinePanel(PanelBase):
         self.flag_updates += 1
         above, texts = self.kernel_model._above, self.kernel_model._texts
         if not _same_key(above_key, last_above):
-            if above_key is None:
-                above, texts = _NO_FLAGS, None
-            else:
-                above = p.above_roof()
-                texts = RoofWarnings(*above_key)
+            above, texts = (_NO_FLAGS, None) if above_key is None else (a.above_roof, a.warnings)
         stale = self.kernel_model._stale
         if not _same_key(stale_key, last_stale):
             stale = _NO_FLAGS
@@ -1351,90 +1320,14 @@ class RooflinePanel(PanelBase):
             self._stale_times.discard(kernels[row])  # the flag goes: the time is the user's word
             self.refresh()
 
-    def _place(self, kernels: tuple[Kernel, ...], peak: float, bw: float) -> rl.Placements:
-        """``rl.place_many(kernels, peak, bw)``, reusing the last placement of the same kernels.
-
-        ``place_many`` spends its time turning every Kernel into numbers (~2 ms for 10,000);
-        what depends on the roof is cheap. For the same kernels under another roof (a
-        precision, sparsity or hardware change) only that part is evaluated again, with the
-        model's own functions: the attainable roof (``rl.attainable``), the side of the ridge
-        (``rl.ridge_point``) and the achieved rate, which is the measured one where a time was
-        measured (unchanged) and the roof elsewhere. The result is the same, value for value,
-        as ``place_many``'s (tests/ui/test_panel_roofline.py checks it)."""
-        last = getattr(self, "_placed", None)
-        if last is not None and (last[0] is kernels or last[0] == kernels):
-            _kernels, last_peak, last_bw, prev = last
-            if (last_peak, last_bw) == (peak, bw):
-                return prev
-            ceiling = rl.attainable(prev.intensity, peak, bw)
-            achieved = np.where(prev.measured, prev.achieved, ceiling)
-            placed = rl.Placements(
-                names=prev.names,
-                intensity=prev.intensity,
-                ceiling=ceiling,
-                achieved=achieved,
-                fraction_of_roof=achieved / ceiling,
-                compute_bound=prev.intensity >= rl.ridge_point(peak, bw),
-                measured=prev.measured,
-            )
-        else:
-            placed = rl.place_many(kernels, peak, bw)
-        self._placed = (kernels, peak, bw, placed)
-        return placed
-
-    def _compared_roofs(self, problems: list[str]):
-        out = []
-        for i, (name, scen) in enumerate(self._comparison):
-            d = self._device_roofs(scen.primary, scen, primary=False)
-            if d.roofs is None:
-                problems.append(f"{name}: {d.problem}")
-                continue
-            placements = (rl.place_many(scen.kernels, d.compute.peak_flops, d.compute.mem_bw)
-                          if scen.kernels else None)
-            out.append((i, name, scen, d, placements))
-        return out
-
-    def _update_range(self, s: RooflineScenario, compared) -> None:
-        """Axes that hold every roof corner and kernel with room to read them; kept while the
-        extent is unchanged (a user's zoom survives edits that do not move things).
-
-        The extent covers each compute roof both dense and 2:4 sparse, so the sparsity switch
-        never moves the axes: the roof is seen to rise by the preset's factor against a fixed
-        scale (and the axes are not rebuilt)."""
-        ridges, peaks, bws = [], [], []
-        for d in [*self._devices, *(c[3] for c in compared)]:
-            for roof in d.roofs or ():
-                for sparse in (False, True):
-                    # every roof rises to (or is) a compute peak: memory and L2 roofs too
-                    peak = d.hardware.peak_flops(roof.precision, sparse)
-                    ridges.append(peak / roof.mem_bw)
-                    peaks.append(peak)
-                bws.append(roof.mem_bw)
-        if not ridges:
-            ridges, peaks, bws = [100.0], [1e15], [1e13]
-        lo_ai, hi_ai = min(ridges) / 100.0, max(ridges) * 30.0
-        lo_y = None
-        pls = [p for p in [self._placements, *(c[4] for c in compared)] if p is not None and len(p)]
-        for p in pls:
-            finite = p.intensity[np.isfinite(p.intensity) & (p.intensity > 0)]
-            if finite.size:
-                lo_ai = min(lo_ai, float(finite.min()) / 2)
-                hi_ai = max(hi_ai, float(finite.max()) * 8)  # room for the point's label
-            ach = p.achieved[np.isfinite(p.achieved) & (p.achieved > 0)]
-            if ach.size:
-                lo_y = float(ach.min()) / 2
-        xmin = 10.0 ** math.floor(math.log10(lo_ai))
-        xmax = max(hi_ai, 10.0 * xmin)
-        ymin = min(bws) * xmin
-        if lo_y is not None:
-            ymin = min(ymin, lo_y)
-        ymin = 10.0 ** math.floor(math.log10(ymin))
-        ymax = max(peaks) * 3.0
-        key = (xmin, xmax, ymin, ymax)
-        self._extent = key
+    def _update_range(self) -> None:
+        """The axes the analysis worked out; set only when they change (a user's zoom survives
+        edits that do not move things)."""
+        e = self._extent
+        key = (e.xmin, e.xmax, e.ymin, e.ymax)
         if key != self._range_key:
             self._range_key = key
-            self.chart.set_log_range(xmin, xmax, ymin, ymax)
+            self.chart.set_log_range(*key)
 
     def _device_color(self, slot: int) -> QColor:
         color = DEVICE_COLORS[slot % len(DEVICE_COLORS)]
@@ -1448,7 +1341,7 @@ class RooflinePanel(PanelBase):
         self._drawing = True
         try:
             with self.chart.replacing_series():
-                self._update_range(s, compared)
+                self._update_range()
                 self._draw_roof_lines(s, compared)
         finally:
             self._drawing = False
@@ -1459,7 +1352,8 @@ class RooflinePanel(PanelBase):
     def _draw_roof_lines(self, s: RooflineScenario, compared) -> None:
         chart = self.chart
         self._clear_overlays()
-        xmin, xmax, ymin, _ymax = self._extent
+        e = self._extent
+        xmin, xmax, ymin = e.xmin, e.xmax, e.ymin
         primary = self._devices[0]
         several = len(self._devices) > 1 or bool(compared)
         ridge_xy = []
@@ -1471,8 +1365,8 @@ class RooflinePanel(PanelBase):
             name = _short(d.hardware.name)
             width = 3.0 if slot == 0 else 2.5
             legend_name = f"{name}: ridge {_q(d.compute.ridge, 'FLOP/B')}"
-            for roof in d.roofs:
-                x, y = roof.segment(xmin, xmax)
+            for line in self._lines[slot]:
+                roof, x, y = line.roof, line.drawn_x, line.drawn_y
                 if x.size == 0:
                     continue
                 if roof is d.compute:
@@ -1487,19 +1381,18 @@ class RooflinePanel(PanelBase):
                                 x[-1], y[-1], (1.0, 1.0), None, 0.9, flat_from=float(x[0]))
                 else:  # a cache level (L2 or another): its slope, then flat at the peak up to
                     # the device-memory ridge, where the drawn compute roof takes over
-                    if x[-1] >= roof.ridge and roof.ridge < d.compute.ridge:
-                        x = np.append(x, min(d.compute.ridge, xmax))
-                        y = np.append(y, roof.peak_flops)
                     chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dash",
                                      in_legend=False)
                     self._slope_label(f"{roof.label} {_q(roof.mem_bw, 'B/s')}", roof, xmin, xmax)
             ridge_xy.append((d.compute.ridge, d.compute.peak_flops, color, slot))
-        for i, name, scen, d, _placements in compared:
+        for i, name, saved, lines in compared:
+            d = saved.primary
             color = QColor(COMPARISON_COLORS[i % len(COMPARISON_COLORS)])
             sparse = "2:4 sparse" if d.compute.sparse else "dense"
-            legend_name = f"{name} (saved: {_short(d.hardware.name)}, {PRECISION_LABELS[scen.precision]} {sparse})"
-            for roof in d.roofs[:2]:
-                x, y = roof.segment(xmin, xmax)
+            legend_name = (f"{name} (saved: {_short(d.hardware.name)}, {PRECISION_LABELS[saved.scenario.precision]} "
+                           f"{sparse})")
+            for line in lines:
+                roof, x, y = line.roof, line.x, line.y
                 if not x.size:
                     continue
                 if roof is d.compute:
@@ -1562,15 +1455,15 @@ class RooflinePanel(PanelBase):
     def _room_above(self, peak: float, compared) -> bool:
         """Whether a line of label text fits between the flat roof at ``peak`` and the next
         flat roof above it (another device's, a compared scenario's or another precision's)."""
-        _xmin, _xmax, ymin, ymax = self._extent
+        ymin, ymax = self._extent.ymin, self._extent.ymax
         height_px = self.chart.getPlotItem().getViewBox().height()
         if height_px <= 0 or ymax <= ymin:
             return True
         scale = th.scale_factor(self.chart.presentation())
         text_px = 2.4 * th.BASE_TICK_FONT_PT * scale + 6  # one line of the bold label, with margins
         decades = text_px * math.log10(ymax / ymin) / height_px
-        roofs = [r for d in [*self._devices, *(c[3] for c in compared)] for r in (d.roofs or ())
-                 if r.kind == "compute"]
+        roofs = [r for d in self._devices for r in (d.roofs or ()) if r.kind == "compute"]
+        roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
         return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in roofs)
 
     def _style_ridge_marker(self) -> None:
@@ -1634,7 +1527,7 @@ class RooflinePanel(PanelBase):
         self._style_text(item, color, scale, bold)
         return item
 
-    def _slope_label(self, text: str, roof: rl.Roof, xmin: float, xmax: float, *, color=None,
+    def _slope_label(self, text: str, roof: Roof, xmin: float, xmax: float, *, color=None,
                      along: int = 0) -> None:
         """A label lying along a sloped roof, near its low end (``along`` steps further up the
         line, so the labels of parallel roofs do not stack on each other)."""
@@ -1876,7 +1769,8 @@ class RooflinePanel(PanelBase):
     def _draw_compared_points(self, compared) -> None:
         self._compared_cache = compared
         xs, ys, bounds, labels = [], [], [], []
-        for _i, name, _scen, _d, p in compared:
+        for _i, name, saved, _lines in compared:
+            p = saved.placements
             if p is None or not len(p):
                 continue
             xs.append(p.intensity)
@@ -1953,16 +1847,12 @@ class RooflinePanel(PanelBase):
         """The readout under the mouse: intensity, the cursor's FLOP/s, and what each shown
         device can attain at that intensity."""
         lines = [f"intensity {_q(ai, 'FLOP/B')}", f"cursor {_q(flops, 'FLOP/s')}"]
-        if ai > 0:
-            for d in self._devices:
-                if d.roofs is not None:
-                    value = rl.attainable(ai, d.compute.peak_flops, d.compute.mem_bw)
-                    bound = "memory" if ai < d.compute.ridge else "compute"
-                    lines.append(f"{_short(d.hardware.name)} attainable {_q(value, 'FLOP/s')} ({bound}-bound)")
-                    for roof in d.roofs:
-                        if roof.kind == "l2":
-                            cached = rl.attainable(ai, roof.peak_flops, roof.mem_bw)
-                            lines.append(f"  from {roof.label.removesuffix(' bandwidth')}: {_q(cached, 'FLOP/s')}")
+        if ai > 0 and self._analysis is not None:
+            for r in self._analysis.readout(ai):
+                bound = "compute" if r.compute_bound else "memory"
+                lines.append(f"{_short(r.device.hardware.name)} attainable {_q(r.attainable, 'FLOP/s')} ({bound}-bound)")
+                for roof, cached in r.cached:
+                    lines.append(f"  from {roof.label.removesuffix(' bandwidth')}: {_q(cached, 'FLOP/s')}")
         return "\n".join(lines)
 
     # -- results ------------------------------------------------------------------------------
@@ -1981,13 +1871,10 @@ class RooflinePanel(PanelBase):
                 ResultRow("Ridge point", c.ridge, "FLOP/B",
                           "Peak / bandwidth: kernels left of it are memory-bound, right of it compute-bound"),
             ]
-            levels = {m.name: m for m in primary.hardware.cache_levels}
-            for roof in primary.roofs:
-                level = levels.get(roof.label.removesuffix(" bandwidth")) if roof.kind == "l2" else None
-                if level is not None:
-                    rows.append(ResultRow(f"{level.name} bandwidth", level.bandwidth, "B/s",
-                                          f"The dashed roof: what a kernel attains when its bytes come from "
-                                          f"{level.name} (ridge {_q(roof.ridge, 'FLOP/B')}). Source: {level.source}"))
+            for level, roof in primary.cache_roofs:
+                rows.append(ResultRow(f"{level.name} bandwidth", level.bandwidth, "B/s",
+                                      f"The dashed roof: what a kernel attains when its bytes come from "
+                                      f"{level.name} (ridge {_q(roof.ridge, 'FLOP/B')}). Source: {level.source}"))
         for d in self._devices[1:]:
             name = _short(d.hardware.name) if d.hardware is not None else d.key
             if d.roofs is None:
@@ -2018,22 +1905,22 @@ class RooflinePanel(PanelBase):
                                       "", warning[:1].upper() + warning[1:]))
             if self.kernel_model.time_stale(row):
                 rows.append(ResultRow(f"{WARNING_MARK}  time", "possibly stale", "",
-                                      rl.STALE_TIME_ADVICE[:1].upper() + rl.STALE_TIME_ADVICE[1:]))
+                                      STALE_TIME_ADVICE[:1].upper() + STALE_TIME_ADVICE[1:]))
         elif p is not None and len(p):
-            n_compute = int(np.count_nonzero(p.compute_bound))
+            a = self._analysis
             rows.append(ResultRow("Kernels", f"{len(p):,}", "",
                                   "Select a kernel in the table (or click its point) for its numbers"))
-            rows.append(ResultRow("  memory / compute-bound", f"{len(p) - n_compute:,} / {n_compute:,}", "",
+            rows.append(ResultRow("  memory / compute-bound", f"{a.n_memory_bound:,} / {a.n_compute_bound:,}", "",
                                   "Kernels left of the ridge / right of it, on the primary device"))
             m = self.kernel_model
             above = m.above_rows()
             stale = m.stale_rows()
             if len(above):
                 rows.append(ResultRow(f"{WARNING_MARK} Above the roof", f"{len(above):,}", "",
-                                      f"{_names(p.names, above)}: {rl.ABOVE_ROOF_ADVICE}. Select one for more."))
+                                      f"{_names(p.names, above)}: {ABOVE_ROOF_ADVICE}. Select one for more."))
             if len(stale):
                 rows.append(ResultRow(f"{WARNING_MARK} Time possibly stale", f"{len(stale):,}", "",
-                                      f"{_names(p.names, stale)}: {rl.STALE_TIME_ADVICE}"))
+                                      f"{_names(p.names, stale)}: {STALE_TIME_ADVICE}"))
         shown = (tuple(rows), QColor(self.chart.theme().error).rgba())
         if shown == self._shown_rows:
             return  # the same rows (a display option changed): the table is left alone
@@ -2061,7 +1948,7 @@ class RooflinePanel(PanelBase):
     def explanation(self) -> str:
         """The roofline explained (rich text), with the current device's numbers."""
         parts = []
-        for block in rl.EXPLANATION.strip().split("\n\n"):
+        for block in EXPLANATION.strip().split("\n\n"):
             lines = block.splitlines()
             items = [ln.strip()[2:] for ln in lines if ln.strip().startswith("- ")]
             if items:
@@ -2097,12 +1984,11 @@ class RooflinePanel(PanelBase):
         """The roof lines (end points of each segment) and the kernel table, one row each,
         every numeric header naming its unit."""
         s = self.scenario()
-        xmin, xmax = self._extent[0], self._extent[1]
         rows = []
-        for d in self._devices:
-            for roof in d.roofs or ():
-                x, y = roof.segment(xmin, xmax)
-                for xi, yi in zip(x, y, strict=True):
+        for d, lines in zip(self._devices, self._lines, strict=True):
+            for line in lines:
+                roof = line.roof
+                for xi, yi in zip(line.x, line.y, strict=True):
                     rows.append(("roof", f"{d.hardware.name}: {roof.label}", PRECISION_LABELS[roof.precision],
                                  "2:4 sparse" if roof.sparse else "dense", float(xi), float(yi),
                                  None, None, None, None, None, "", ""))
