@@ -110,8 +110,9 @@ def test_one_capped_gpu_of_eight_is_a_straggler_everyone_waits_for(qtbot, panel)
     assert f"{job.throughput_loss:.0%} below uncapped" in text
     # and the seven uncapped GPUs wait at static power: more energy than capping all
     assert f"{job.mean_gpu_power_w:.0f} W" in text
-    assert panel._footprint.gpu_energy_j == pytest.approx(8 * job.mean_gpu_power_w * all_capped.summary.duration_s)
-    assert panel._footprint.gpu_energy_j > all_capped.summary.it_energy_j
+    fp = panel.analysis().footprint
+    assert fp.gpu_energy_j == pytest.approx(8 * job.mean_gpu_power_w * all_capped.summary.duration_s)
+    assert fp.gpu_energy_j > all_capped.summary.it_energy_j
     # every GPU again: no warning
     type_into(qtbot, panel.field("capped_gpus"), "all")
     assert panel.scenario().capped_gpus is None and not label.isVisible()

@@ -123,7 +123,7 @@ def test_idle_allocations_cost_and_draw_idle_power_when_known(qtbot, panel):
     assert "Right-size" in note and "12k GPU-hours" in note and "not counted" in note
     type_into(qtbot, panel.field("idle_power_w_per_gpu"), "90 W")
     assert panel.scenario().idle_power_w_per_gpu == 90.0
-    fp = panel._footprint
+    fp = panel.analysis().footprint
     assert fp.idle_it_j == pytest.approx(1000 * 90 * 12 * H)
     assert fp.facility_energy_kwh == pytest.approx(77_000 + 1000 * 0.09 * 12 * 1.1)
     assert panel.result_text("Facility energy")[0] == f"{fp.facility_energy_kwh / 1000:.3g}"
@@ -171,15 +171,15 @@ def test_network_power_adds_to_the_it_energy(qtbot, panel):
     pick(qtbot, combo, combo.itemText(combo.findData(figure.key)))
     assert combo.currentText() == "400G optics at the switch: 8.5 W a port"
     assert panel.scenario().network_w_per_gpu == 8.5
-    assert panel._footprint.network_energy_j == pytest.approx(1000 * 8.5 * 100 * H)
-    it_mwh = panel._footprint.it_energy_j / 3.6e9
+    assert panel.analysis().footprint.network_energy_j == pytest.approx(1000 * 8.5 * 100 * H)
+    it_mwh = panel.analysis().footprint.it_energy_j / 3.6e9
     assert it_mwh == pytest.approx(70 + 0.85)  # 70 MWh + 1000 x 8.5 W x 100 h
     assert panel.result_text("IT energy") == (f"{it_mwh:.3g}", "MWh")
     assert "docs.nvidia.com" in panel.network_combo.itemData(panel.network_combo.currentIndex(),
                                                              Qt.ItemDataRole.ToolTipRole)
     type_into(qtbot, panel.field("network_w_per_gpu"), "25 W")
     assert panel.network_combo.currentText() == "Your own figure"
-    assert panel._footprint.network_energy_j == pytest.approx(1000 * 25 * 100 * H)
+    assert panel.analysis().footprint.network_energy_j == pytest.approx(1000 * 25 * 100 * H)
 
 
 def test_the_run_summary_exports_to_csv_with_the_plans_numbers(qtbot, panel, tmp_path):
@@ -227,4 +227,4 @@ def test_the_new_fields_round_trip_and_older_scenarios_open(qtbot, panel):
     panel.set_scenario(old)
     assert panel.result_text("Embodied CO2e") == ("not set", "")
     assert panel.field("capped_gpus").edit.text() == "all"
-    assert panel._footprint.total_co2e_kg == pytest.approx(panel.plan().summary.co2e_kg)
+    assert panel.analysis().footprint.total_co2e_kg == pytest.approx(panel.plan().summary.co2e_kg)

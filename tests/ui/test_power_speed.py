@@ -104,7 +104,7 @@ def test_a_hidden_tab_is_drawn_when_shown_with_the_new_numbers(qtbot, panel, mon
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(FOOTPRINT_TAB).center())
     assert panel.chart_tabs.currentIndex() == FOOTPRINT_TAB
     assert draws["footprint"] == 1 and FOOTPRINT_TAB not in panel.stale_tabs()
-    fp = panel._footprint
+    fp = panel.analysis().footprint
     assert energy._bars[-1].text == f"{fp.facility_energy_kwh / 1e3:.3g} MWh" != total_before
     summary = {q: (v, u) for q, v, u in panel.footprint_view.table.rows()}
     assert summary["Facility energy"] == (f"{fp.facility_energy_kwh / 1e3:.3g}", "MWh")
@@ -118,7 +118,7 @@ def test_a_hidden_tab_is_drawn_when_shown_with_the_new_numbers(qtbot, panel, mon
     assert draws["where"] == 1 and WHERE_TAB not in panel.stale_tabs()
     current = next(r for r in rows if r.current)
     assert current.co2e_kg == pytest.approx(fp.facility_energy_kwh * panel.scenario().grid_g_per_kwh / 1000.0)
-    assert panel.tradeoff.curve() is panel._zeus and draws["tradeoff"] == 1
+    assert panel.tradeoff.curve() is panel.analysis().zeus and draws["tradeoff"] == 1
 
 
 def test_the_numbers_shown_after_a_change_are_workbenchs(qtbot, panel):
@@ -146,7 +146,7 @@ def test_the_numbers_shown_after_a_change_are_workbenchs(qtbot, panel):
     panel.chart_tabs.setCurrentIndex(WHERE_TAB)
     plan = carbon.plan_for_scenario(s, tdp, tokens_per_s_per_gpu=s.tokens_per_s_per_gpu)
     assert panel.plan().summary.duration_s == pytest.approx(plan.summary.duration_s)
-    fp = panel._footprint
+    fp = panel.analysis().footprint
     regions = [(g.key, g.g_per_kwh) for g in panel._grids]
     expected = footprint.compare_regions(fp.facility_energy_kwh, regions, 0.0)
     shown = {r.key: r.co2e_kg for r in panel.where.region_rows()}

@@ -60,7 +60,7 @@ def test_the_best_start_on_a_typed_profile(qtbot, panel):
     best = panel.where.best()
     assert best.start_s == 10 * H and best.best_g_per_kwh == pytest.approx(170.0)
     # what it saves: the run's facility energy at 170 g/kWh against the day's mean and its worst start
-    kwh = panel._footprint.training_facility_kwh
+    kwh = panel.analysis().footprint.training_facility_kwh
     assert kwh == pytest.approx(8 * 0.7 * 4 * 1.2)
     assert best.best_co2e_kg == pytest.approx(kwh * 0.170)
     assert best.saving_vs_mean_kg == pytest.approx(kwh * (np.mean(PROFILE) - 170.0) / 1000)

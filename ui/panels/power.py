@@ -1,10 +1,12 @@
 """Power and carbon panel: what a GPU power cap costs in speed and saves in energy, and the
 energy, emissions and cost of the planned training run.
 
-Every number comes from ``workbench.power`` (the capping model and the cap sweep) and
-``workbench.carbon`` (the planned run: duration, GPU-hours, energy, CO2e, cost); this module
-only lays out inputs, draws what it gets and formats it. Region and PUE presets (with their
-sources) come from ``presets``.
+Every number comes from ``workbench.analyses.power``: :func:`~workbench.analyses.power.analyse`
+(the cap sweep, the planned run, the whole footprint), read once per change through
+:meth:`PanelBase.analysis`, and :func:`~workbench.analyses.power.where` (the run on every grid
+region, the best start) when the Where and when tab needs it. This module only lays out inputs,
+draws what it gets and formats it. Region and PUE presets (with their sources) come from
+``presets``.
 """
 
 from __future__ import annotations
@@ -43,16 +45,18 @@ from ui.panels.power_tradeoff import TradeoffView
 from ui.panels.power_where import RegionRow, WhereView, best_start_summary
 from ui.widgets.cap_field import CapField
 from ui.widgets.quantity_edit import QuantityField
-from workbench import carbon, footprint, power, units
-from workbench import mfu as mfu_model
+from workbench import units
 from workbench._validate import InputError
+from workbench.analyses import power as analysis_of
+from workbench.analyses.power import CannotAnalyse, PowerAnalysis
+from workbench.carbon import J_PER_KWH, S_PER_HOUR
+from workbench.footprint import SECONDS_PER_YEAR, parse_hourly_text, parse_intensity_csv
 from workbench.hardware import PRECISION_LABELS, PRECISIONS
 from workbench.scenarios import FIELD_LABELS, PowerScenario
 from workbench.workspace import POWER_PLAN_FIELDS
 
-#: What a user may type in the power-cap field to remove the cap.
 #: Region key of a user-typed grid intensity.
-CUSTOM = "custom"
+CUSTOM = analysis_of.CUSTOM
 CURRENCIES = ("USD", "EUR", "GBP", "CHF", "JPY", "CNY", "CAD", "AUD", "INR", "SEK")
 
 #: Compared scenarios: not the series colours (blue, orange), not the best-cap green, not the
@@ -91,7 +95,7 @@ def _count(value: float) -> str:
 
 def _energy(joules: float) -> tuple[str, str]:
     """Energy the way grids bill it: (number, "kWh" / "MWh" / "GWh")."""
-    kwh = joules / carbon.J_PER_KWH
+    kwh = joules / J_PER_KWH
     for factor, unit in ((1e6, "GWh"), (1e3, "MWh"), (1.0, "kWh")):
         if abs(kwh) >= factor:
             return f"{kwh / factor:.3g}", unit
@@ -131,25 +135,20 @@ class PowerPanel(PanelBase):
         self._grids = presets.load_grids()
         self._pue_classes = presets.load_pue_classes()
         self._pue_key: str | None = None
+        #: the grids the Where and when tab compares: (key, gCO2e/kWh) of each preset
+        self._region_inputs = tuple((g.key, g.g_per_kwh) for g in self._grids)
         self._comparison: list[tuple[str, PowerScenario]] = []
-        self._sweep: power.CappedPerformance | None = None
-        self._plan: carbon.PlannedRun | None = None
-        self._best: power.CappedPerformance | None = None
+        #: the compared scenarios' analyses, kept while the list and the presets are the same
+        self._compared: tuple[object, list[tuple[str, PowerAnalysis | None]]] = (None, [])
+        self._presets = None  # self.catalog as a workbench catalog, for the compared scenarios
         self._slider_caps = np.array([])
         self._view_message = ""
         self._embodied = load_embodied_figures()
         self._network = load_network_figures()
-        self._footprint: footprint.Footprint | None = None
-        self._partial: footprint.PartialCap | None = None
-        self._zeus: footprint.ZeusCurve | None = None
-        self._best_start: footprint.BestStart | None = None
-        self._regions: tuple[footprint.RegionEmission, ...] = ()
-        self._where_computed = True  # _regions and _best_start are for the numbers shown
-        self._command: footprint.CapCommand | None = None
         #: tabs whose drawing is behind the numbers computed last: drawn when shown or read
         self._stale_tabs: set[int] = set()
-        #: what the last refresh computed for the tabs to draw: (hardware, sweep, best, plan)
-        self._shown: tuple | None = None
+        #: the analysis the last refresh drew (None: the scenario could not be analysed)
+        self._shown: PowerAnalysis | None = None
         self._tabs_filled = False  # every tab drawn once (the first numbers computed)
         super().__init__(scenario if scenario is not None else PowerScenario(), parent, undo_stack=undo_stack)
         self._build_form()
@@ -374,7 +373,7 @@ class PowerPanel(PanelBase):
             self.embodied_combo.addItem(fig.name.split(":", 1)[0], fig.key)  # the whole name in its tooltip
             tip = (f"<b>{html.escape(fig.name)}</b>: {fig.gpu_g / 1000:g} kg CO2e per GPU, "
                    f"{fig.server_g / 1000:g} kg per server of {fig.gpus_per_server} GPUs, over "
-                   f"{fig.lifetime_s / footprint.SECONDS_PER_YEAR:g} years at {fig.use_fraction:.0%} use"
+                   f"{fig.lifetime_s / SECONDS_PER_YEAR:g} years at {fig.use_fraction:.0%} use"
                    f"<br>Source: {html.escape(fig.source)}<br>{html.escape(fig.note)}")
             self.embodied_combo.setItemData(self.embodied_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.embodied_combo.addItem("Your own figure", CUSTOM)
@@ -433,7 +432,7 @@ class PowerPanel(PanelBase):
 
     def _on_lifetime_edited(self, years: float) -> None:
         if not self._syncing:
-            self.edit(embodied_lifetime_s=years * footprint.SECONDS_PER_YEAR,
+            self.edit(embodied_lifetime_s=years * SECONDS_PER_YEAR,
                       _text=f"Change hardware lifetime to {years:g} years")
 
     def _sync_footprint_form(self) -> None:
@@ -451,7 +450,7 @@ class PowerPanel(PanelBase):
         self.embodied_combo.setCurrentIndex(self.embodied_combo.findData(key))
         self._syncing = True
         try:
-            self.lifetime_field.setValue(s.embodied_lifetime_s / footprint.SECONDS_PER_YEAR)
+            self.lifetime_field.setValue(s.embodied_lifetime_s / SECONDS_PER_YEAR)
         finally:
             self._syncing = False
         amortised = s.embodied_gpu_g is not None
@@ -496,6 +495,19 @@ class PowerPanel(PanelBase):
     def _on_catalog_changed(self) -> None:
         self._fill_hardware()
         self.refresh()
+
+    def plan_followed(self) -> None:
+        """The plan changed but not this panel's scenario: the analysis reads the plan too (the
+        node size of the cap command, the predicted MFU), so it is the new plan's."""
+        self.refresh()
+
+    def _preset_catalog(self):
+        """``self.catalog`` as a ``workbench.catalog`` catalog (what the analyses look GPUs up in)."""
+        if self._presets is None:
+            from ui.document import PresetCatalog
+
+            self._presets = PresetCatalog(self.catalog)
+        return self._presets
 
     def _on_hardware_activated(self, index: int) -> None:
         self._field_edited("hardware", self.hardware_combo.itemData(index))
@@ -593,17 +605,14 @@ class PowerPanel(PanelBase):
         """As :meth:`PanelBase.edit`, and a cap the model cannot honour on this GPU is refused
         with the model's message next to the cap field."""
         if changes.get("power_cap_w") is not None and self._scenario is not None:
-            tdp = self._tdp()
-            if tdp is not None:
-                try:
-                    candidate = self._scenario.with_changes(**changes)
-                    carbon.plan_for_scenario(candidate, tdp, tokens_per_s_per_gpu=1.0)  # any rate: the cap
-                except InputError as exc:
-                    if exc.parameter == "power_cap_w":
-                        self.show_validation_error(exc, changes)
-                        return False
-                except ValueError:
-                    pass  # the base reports it
+            try:
+                analysis_of.check_cap(self._scenario.with_changes(**changes), self._preset_catalog())
+            except InputError as exc:
+                if exc.parameter == "power_cap_w":
+                    self.show_validation_error(exc, changes)
+                    return False
+            except ValueError:
+                pass  # the base reports it
         return super().edit(_text=_text, _merge=_merge, **changes)
 
     # -- charts ------------------------------------------------------------------------------
@@ -731,28 +740,41 @@ class PowerPanel(PanelBase):
         except KeyError:
             return None
 
-    def _tdp(self) -> float | None:
-        hw = self._hardware()
-        return hw.tdp_w if hw is not None else None
+    def _result(self) -> PowerAnalysis | None:
+        """The analysis shown (None when the scenario cannot be analysed), after a hidden panel
+        has drawn what it put off: what a reader of the panel's numbers gets is this change's."""
+        self.ensure_drawn()
+        return self._shown
 
-    def _model_args(self, s: PowerScenario) -> dict[str, float]:
-        return dict(compute_bound_share=s.compute_bound_share, static_fraction=s.static_fraction,
-                    min_voltage_fraction=s.min_voltage_fraction)
-
-    def plan(self) -> carbon.PlannedRun | None:
-        """The planned run shown (None when it cannot be computed)."""
-        self.ensure_drawn()  # a hidden panel draws what it put off before it is read
-        return self._plan
+    def plan(self):
+        """The planned run shown (a ``workbench.carbon.PlannedRun``; None when it cannot be computed)."""
+        shown = self._result()
+        return shown.plan if shown is not None else None
 
     def best_cap(self) -> float | None:
         """The best cap for the scenario's objective (W), as marked on the chart."""
-        return float(self._best.cap_w) if self._best is not None else None
+        shown = self._result()
+        return float(shown.best.cap_w) if shown is not None else None
 
     # -- comparison --------------------------------------------------------------------------
     def set_comparison(self, items: Sequence[tuple[str, PowerScenario]]) -> None:
         """Overlay other saved scenarios' curves (dashed, named in the legend)."""
         self._comparison = [(str(name), scenario) for name, scenario in items]
         self.refresh()
+
+    def _compared_analyses(self) -> list[tuple[str, PowerAnalysis | None]]:
+        """Each compared scenario's own analysis, on its own (no plan); None for one that cannot
+        be analysed (left off the chart). Worked out again only when the list or the presets change."""
+        key = (tuple(self._comparison), getattr(self.catalog, "revision", None))
+        if self._compared[0] != key:
+            analysed: list[tuple[str, PowerAnalysis | None]] = []
+            for name, other in self._comparison:
+                try:
+                    analysed.append((name, analysis_of.analyse(other, None, self._preset_catalog())))
+                except (ValueError, ArithmeticError):
+                    analysed.append((name, None))
+            self._compared = (key, analysed)
+        return self._compared[1]
 
     def clear_comparison(self) -> None:
         self._comparison = []
@@ -816,10 +838,6 @@ class PowerPanel(PanelBase):
         self.cap_slider.setEnabled(caps.size > 1)
 
     def _clear_view(self, message: str) -> None:
-        self._sweep = self._plan = self._best = None
-        self._footprint = self._partial = self._zeus = self._best_start = self._command = None
-        self._regions = ()
-        self._where_computed = True
         self._shown = None
         self._stale_tabs.clear()
         for series, lines, chart in zip(self._cap_series, self._cap_lines, (self.chart, self.rate_chart), strict=True):
@@ -845,45 +863,21 @@ class PowerPanel(PanelBase):
         self._sync_footprint_form()
         self._sync_labels()
         self._sync_throughput()
-        hw = self._hardware()
-        self._fill_precisions(hw)
-        if hw is None:
-            self._clear_view(f"Hardware '{s.hardware}' is not in the catalog: pick a GPU.")
-            return
-        if hw.tdp_w is None:
-            self._clear_view(f"{hw.name} has no TDP, so its power cannot be modelled: "
-                             "pick another GPU or add its TDP in the preset manager.")
-            return
-        tdp = hw.tdp_w
-        model = self._model_args(s)
+        self._fill_precisions(self._hardware())
         try:
-            peak = carbon.plan_peak_flops(s, hw)
-            rate = carbon.scenario_tokens_per_s(s, peak)
-            sweep = power.power_cap_sweep(tdp, rate, **model)
-            best = power.best_of_sweep(sweep, s.cap_objective, tdp, s.zeus_eta)
-            plan = carbon.plan_for_scenario(s, tdp, tokens_per_s_per_gpu=rate)
-            llama_kwh = carbon.llama3_style_energy_kwh(plan.summary.gpu_hours, tdp)
-            self._compute_footprint(s, tdp, rate, sweep, plan)
-        except InputError as exc:
-            if exc.parameter == "power_cap_w":
-                lowest = power.min_power_cap(tdp, s.static_fraction, s.min_voltage_fraction)
-                message = (f"The power cap is below the lowest this model can honour on {hw.name} "
-                           f"({lowest:.0f} W): raise it or clear it.")
-            elif exc.parameter == "precision":
-                message = (f"{hw.name} has no {PRECISION_LABELS[s.precision]} rate for the MFU to refer to: "
-                           "pick another training precision, or plan from a measured throughput.")
-            else:
-                message = str(exc)
-            self._clear_view(message)
+            a: PowerAnalysis = self.analysis()
+        except CannotAnalyse as exc:
+            self._clear_view(exc.sentence)
             return
-        self._sweep, self._best, self._plan = sweep, best, plan
+        except InputError as exc:
+            self._clear_view(str(exc))
+            return
         if self._view_message and self.status_text() == self._view_message:
             self.clear_error()
         self._view_message = ""
-        self._sync_slider(np.asarray(sweep.cap_w), plan.cap_w)
-        self.throughput_note.setText(self._plan_basis(rate) if self.follows_plan()
-                                     else self._throughput_basis(s, peak, rate))
-        self._shown = (hw, sweep, best, plan)
+        self._sync_slider(np.asarray(a.sweep.cap_w), a.plan.cap_w)
+        self.throughput_note.setText(self._plan_basis(a) if self.follows_plan() else self._throughput_basis(s, a))
+        self._shown = a
         self._stale_tabs = set(range(len(TABS)))
         if not self._tabs_filled:
             # the first numbers fill every tab, before any is laid out: a splitter takes its
@@ -892,24 +886,24 @@ class PowerPanel(PanelBase):
                 self._draw_tab(index)
             self._tabs_filled = True
         self._draw_tab(self.chart_tabs.currentIndex())
-        self._fill_results(hw, best, plan, llama_kwh)
+        self._fill_results(a)
 
     # -- the tabs: the one in front drawn on a change, the others when shown ---------------------
     def _draw_tab(self, index: int) -> None:
         """Draw tab ``index`` if its drawing is behind the last computed numbers."""
-        if index not in self._stale_tabs or self._shown is None:
+        a = self._shown
+        if index not in self._stale_tabs or a is None:
             return
         self._stale_tabs.discard(index)
-        hw, sweep, best, plan = self._shown
         if index == POWER_TAB:
-            self._draw(hw, sweep, best, plan)
-            self._draw_cap_notes()
+            self._draw(a)
+            self._draw_cap_notes(a)
         elif index == TRADEOFF_TAB:
-            self._draw_tradeoff(plan)
+            self._draw_tradeoff(a)
         elif index == WHERE_TAB:
-            self._draw_where()
+            self._draw_where(a)
         elif index == FOOTPRINT_TAB:
-            self._draw_footprint()
+            self._draw_footprint(a)
 
     def _read_tab(self, index: int) -> None:
         """Before a tab's drawn numbers are read: whatever the panel and the tab put off, now."""
@@ -920,66 +914,15 @@ class PowerPanel(PanelBase):
         """The tabs not drawn since the last change (drawn when shown or read)."""
         return set(self._stale_tabs)
 
-    # -- the whole footprint --------------------------------------------------------------------
-    def _compute_footprint(self, s: PowerScenario, tdp: float, rate: float, sweep, plan) -> None:
-        """Everything past the busy GPUs: a partly capped job, Zeus's cost, idle hours, network
-        and embodied emissions. Raises InputError as the plan does (refresh shows it). The
-        other grids and the best start are the Where and when tab's alone: computed when it
-        is drawn (:meth:`_compute_where`)."""
-        model = self._model_args(s)
-        partial = None
-        if s.power_cap_w is not None:
-            partial = footprint.partial_cap(s.n_gpus, s.capped_gpus, plan.cap_w, tdp, rate, **model)
-        stragglers = partial is not None and partial.stragglers
-        gpu_power = partial.mean_gpu_power_w if stragglers else float(plan.performance.power_w)
-        embodied = None
-        if s.embodied_gpu_g is not None:
-            embodied = footprint.embodied_kg_per_gpu_s(
-                s.embodied_gpu_g / 1000.0, s.embodied_server_g / 1000.0, s.embodied_gpus_per_server,
-                s.embodied_lifetime_s, s.embodied_use_fraction)
-        fp = footprint.run_footprint(
-            s.n_gpus, plan.summary.duration_s, gpu_power, s.pue, s.grid_g_per_kwh,
-            host_w_per_gpu=s.host_overhead_w_per_gpu, network_w_per_gpu=s.network_w_per_gpu, idle_s=s.idle_s,
-            idle_power_w_per_gpu=s.idle_power_w_per_gpu, embodied_kg_per_gpu_s=embodied,
-            energy_price_per_kwh=s.energy_price_per_kwh, gpu_hour_price=s.gpu_hour_price)
-        zeus = footprint.zeus_curve(sweep, tdp, s.train_tokens, s.n_gpus, s.zeus_eta)
-        capped = s.capped_gpus if s.capped_gpus is not None and s.capped_gpus < s.n_gpus else None
-        command = footprint.cap_commands(s.power_cap_w, tdp, capped, self._gpus_per_node())
-        self._partial, self._footprint, self._zeus = partial, fp, zeus
-        self._zeus_now = footprint.zeus_run_cost(plan.performance, tdp, s.train_tokens, s.n_gpus, s.zeus_eta)
-        self._command = command
-        self._regions, self._best_start = (), None
-        self._where_computed = False
+    def _where(self, a: PowerAnalysis) -> analysis_of.WhereAnalysis:
+        """The run on every grid region and its best start: the Where and when tab's alone, so
+        worked out when that tab (or its CSV) needs it, once per change (the function keeps it)."""
+        return analysis_of.where(self._scenario, a, self._region_inputs)
 
-    def _compute_where(self) -> None:
-        """The run's CO2e on every grid region and the best start on the profile: once per
-        change, when the Where and when tab (or its CSV) first needs them."""
-        if self._where_computed or self._footprint is None:
-            return
-        self._where_computed = True
-        s: PowerScenario = self._scenario
-        fp = self._footprint
-        regions = [(g.key, g.g_per_kwh) for g in self._grids]
-        if s.region not in {g.key for g in self._grids}:
-            regions.append((CUSTOM, s.grid_g_per_kwh))
-        try:
-            compared = footprint.compare_regions(fp.facility_energy_kwh, regions, fp.embodied_co2e_kg or 0.0)
-            when = None
-            if s.hourly_g_per_kwh and fp.training_s > 0:
-                when = footprint.best_start(s.hourly_g_per_kwh, fp.training_s, fp.training_facility_kwh)
-        except (ValueError, ArithmeticError) as exc:  # as a refresh reports it: the panel stays up
-            self.show_status(f"Cannot compare the grid regions: {exc}")
-            return
-        self._regions, self._best_start = compared, when
-
-    def _gpus_per_node(self) -> int:
-        plan = getattr(self.plan_view(), "plan", None)
-        return int(getattr(plan, "gpus_per_node", 8) or 8)
-
-    def _draw_cap_notes(self) -> None:
+    def _draw_cap_notes(self, a: PowerAnalysis) -> None:
         """Under the sweeps: the straggler warning and the cap as a command."""
         theme = th.current_theme()
-        partial = self._partial
+        partial = a.partial
         if partial is not None and partial.stragglers:
             self.straggler_label.setText(self.straggler_text())
             style = f"background: {theme.notice_bg}; color: {theme.ink}; border-radius: 3px;"
@@ -988,24 +931,26 @@ class PowerPanel(PanelBase):
             self.straggler_label.setVisible(True)
         else:
             self.straggler_label.setVisible(False)
-        text = self._command.text()
+        text = a.command.text()
         if self.command_box.toPlainText() != text:
             self.command_box.setPlainText(text)
             self._fit_command_box()
 
-    def _draw_tradeoff(self, plan) -> None:
+    def _draw_tradeoff(self, a: PowerAnalysis) -> None:
         s: PowerScenario = self._scenario
         self.tradeoff.set_eta(s.zeus_eta)
-        cap_text = f"{plan.cap_w:.0f} W" + (" (uncapped)" if s.power_cap_w is None else "")
-        self.tradeoff.show_curve(self._zeus, plan.cap_w, cap_text, self._zeus_now)
+        cap_text = f"{a.plan.cap_w:.0f} W" + (" (uncapped)" if s.power_cap_w is None else "")
+        self.tradeoff.show_curve(a.zeus, a.plan.cap_w, cap_text, a.zeus_now_j)
 
-    def _draw_where(self) -> None:
-        self._compute_where()
+    def _draw_where(self, a: PowerAnalysis) -> None:
         s: PowerScenario = self._scenario
-        fp = self._footprint
+        fp = a.footprint
+        found = self._where(a)
+        if found.problem:  # as a refresh reports it: the panel stays up
+            self.show_status(f"Cannot compare the grid regions: {found.problem}")
         names = {g.key: g for g in self._grids}
         rows = []
-        for r in self._regions:
+        for r in found.regions:
             grid = names.get(r.key)
             if grid is None:
                 rows.append(RegionRow(r.key, f"Your intensity, {r.g_per_kwh:g} g/kWh", r.g_per_kwh, None,
@@ -1017,27 +962,26 @@ class PowerPanel(PanelBase):
         embodied = " + embodied" if fp.embodied_co2e_kg is not None else ""
         self.where.region_chart.set_axis_labels(x_label=f"CO2e (operational{embodied})")
         self.where.set_profile_text(", ".join(f"{x:g}" for x in s.hourly_g_per_kwh))
-        if self._best_start is not None:
-            summary = best_start_summary(self._best_start, s.profile_name)
+        if found.best_start is not None:
+            summary = best_start_summary(found.best_start, s.profile_name)
         else:
             summary = ("No profile yet: type 24 hourly intensities (gCO2e/kWh, midnight first) or import a CSV "
                        "of timestamp and intensity to find the best start for this run "
                        f"({units.format_quantity(fp.training_s, 's')}).")
-        self.where.show_profile(s.hourly_g_per_kwh, self._best_start, summary)
+        self.where.show_profile(s.hourly_g_per_kwh, found.best_start, summary)
 
-    def _draw_footprint(self) -> None:
-        fp = self._footprint
+    def _draw_footprint(self, a: PowerAnalysis) -> None:
+        fp = a.footprint
         energy_unit, energy_scale = (("MWh", 1e3) if fp.facility_energy_kwh >= 1e3 else ("kWh", 1.0))
-        overhead = fp.pue - 1.0
         parts = [
             ("GPUs, training", fp.gpu_energy_j, th.BLUE),
             ("Host, training", fp.host_energy_j, th.SKY),
             ("Network, training", fp.network_energy_j, th.PURPLE),
             ("Idle allocation", fp.idle_it_j, th.ORANGE),
-            (f"Facility overhead (PUE {fp.pue:g})", fp.it_energy_j * overhead, th.YELLOW),
+            (f"Facility overhead (PUE {fp.pue:g})", a.facility_overhead_j, th.YELLOW),
         ]
-        energy_bars = [Bar(name, j / carbon.J_PER_KWH / energy_scale, color,
-                           f"{j / carbon.J_PER_KWH / energy_scale:.3g} {energy_unit}") for name, j, color in parts]
+        energy_bars = [Bar(name, j / J_PER_KWH / energy_scale, color,
+                           f"{j / J_PER_KWH / energy_scale:.3g} {energy_unit}") for name, j, color in parts]
         if fp.idle_gpu_hours and not fp.idle_power_known:
             energy_bars[3] = Bar("Idle allocation", 0.0, th.ORANGE, "not counted: no idle power set")
         energy_bars.append(Bar("Total facility energy", fp.facility_energy_kwh / energy_scale, INK,
@@ -1054,25 +998,25 @@ class PowerPanel(PanelBase):
         co2_bars.append(Bar("Total", fp.total_co2e_kg / co2_scale, INK,
                             f"{fp.total_co2e_kg / co2_scale:.3g} {co2_unit}", bold=True))
         self.footprint_view.show_footprint(energy_bars, energy_unit, co2_bars, co2_unit,
-                                           self.summary_rows(), self._footprint_note())
+                                           self.summary_rows(), self._footprint_note(a))
 
     def straggler_text(self) -> str:
         """The warning a partly capped job gets (empty when there is none)."""
-        p = self._partial
+        a = self._result()
+        p = a.partial if a is not None else None
         if p is None or not p.stragglers:
             return ""
-        free = p.n_gpus - p.n_capped
         return (f"Stragglers: {p.n_capped:,} of {p.n_gpus:,} GPUs are capped at {p.cap_w:.0f} W. In synchronous "
                 f"data parallel every step waits for the slowest GPU, so the whole job runs at the capped speed: "
                 f"{_count(p.job_tokens_per_s)} tokens/s, {p.throughput_loss:.0%} below uncapped, as if all "
-                f"{p.n_gpus:,} were capped. The {free:,} uncapped GPUs finish early and wait at static power "
-                f"({p.waiting_power_w:.0f} W) for {p.wait_fraction:.0%} of each step, so the GPUs average "
+                f"{p.n_gpus:,} were capped. The {a.uncapped_gpus:,} uncapped GPUs finish early and wait at static "
+                f"power ({p.waiting_power_w:.0f} W) for {p.wait_fraction:.0%} of each step, so the GPUs average "
                 f"{p.mean_gpu_power_w:.0f} W against {float(p.capped.power_w):.0f} W with all capped: the slowdown "
                 f"of a full cap with less of its saving. Cap every GPU or none.")
 
-    def _footprint_note(self) -> str:
+    def _footprint_note(self, a: PowerAnalysis) -> str:
         s: PowerScenario = self._scenario
-        fp = self._footprint
+        fp = a.footprint
         notes = []
         if fp.idle_gpu_hours > 0:
             notes.append(f"Right-size: {_count(fp.idle_gpu_hours)} GPU-hours ({fp.idle_share:.0%} of the "
@@ -1083,9 +1027,9 @@ class PowerPanel(PanelBase):
         if fp.embodied_co2e_kg is None:
             notes.append("Embodied emissions not set: pick a sourced figure or enter your vendor's.")
         else:
-            per_hour = fp.embodied_kg_per_gpu_s * carbon.S_PER_HOUR
+            per_hour = fp.embodied_kg_per_gpu_s * S_PER_HOUR
             notes.append(f"Embodied: {per_hour * 1000:.3g} g CO2e per GPU-hour, amortised over "
-                         f"{s.embodied_lifetime_s / footprint.SECONDS_PER_YEAR:g} years at "
+                         f"{s.embodied_lifetime_s / SECONDS_PER_YEAR:g} years at "
                          f"{s.embodied_use_fraction:.0%} use, for the {_count(fp.reserved_gpu_hours)} GPU-hours held.")
         if s.network_w_per_gpu == 0:
             notes.append("Network power not counted (0 W per GPU).")
@@ -1095,12 +1039,13 @@ class PowerPanel(PanelBase):
         """The run's plan, kWh, CO2e and cost: (quantity, value, unit, explanation) per row, values
         at full precision in the unit named (kWh, kg CO2e, s, W, GPU-h, the currency), or text
         ("not set"). The Footprint tab's table shows them; the summary CSV writes them."""
-        fp, plan = self._footprint, self._plan
-        if fp is None or plan is None:
+        a = self._result()
+        if a is None:
             return []
+        fp, plan = a.footprint, a.plan
         s: PowerScenario = self._scenario
         cur = s.currency
-        kwh = carbon.J_PER_KWH
+        kwh = J_PER_KWH
         pue = fp.pue
         embodied = fp.embodied_co2e_kg
         idle_energy: float | str = fp.idle_it_j / kwh if fp.idle_power_known else "not set"
@@ -1108,18 +1053,18 @@ class PowerPanel(PanelBase):
             ("GPUs", s.n_gpus, "GPUs", "GPUs in the job"),
             ("Training tokens", s.train_tokens, "tokens", "Tokens processed in the whole run"),
             ("Power cap", plan.cap_w, "W", "The TDP when uncapped" if s.power_cap_w is None else
-             (f"on {self._partial.n_capped:,} of {s.n_gpus:,} GPUs" if self._partial is not None else "")),
-            ("Throughput, all GPUs", self._job_rate(), "tokens/s", "The slowest GPU sets every step"),
+             (f"on {a.partial.n_capped:,} of {s.n_gpus:,} GPUs" if a.partial is not None else "")),
+            ("Throughput, all GPUs", a.job_tokens_per_s, "tokens/s", "The slowest GPU sets every step"),
             ("Run duration", fp.training_s, "s", "Training tokens / job throughput"),
             ("GPU-hours, training", fp.training_gpu_hours, "GPU-h", "GPUs x run duration"),
             ("GPU-hours, idle allocation", fp.idle_gpu_hours, "GPU-h", "Held but not training"),
-            ("Average GPU power, training", self._gpu_power(), "W", "Over every GPU of the job"),
+            ("Average GPU power, training", a.gpu_power_w, "W", "Over every GPU of the job"),
             ("IT energy, GPUs", fp.gpu_energy_j / kwh, "kWh", "GPUs x average GPU power x duration"),
             ("IT energy, host", fp.host_energy_j / kwh, "kWh", "GPUs x host power per GPU x duration"),
             ("IT energy, network", fp.network_energy_j / kwh, "kWh", "GPUs x network power per GPU x duration"),
             ("IT energy, idle allocation", idle_energy, "kWh", "GPUs x idle power per GPU x idle time"),
             ("IT energy", fp.it_energy_j / kwh, "kWh", "GPUs, host, network and idle allocation"),
-            ("Facility overhead", fp.it_energy_j * (pue - 1.0) / kwh, "kWh", f"IT energy x (PUE {pue:g} - 1)"),
+            ("Facility overhead", a.facility_overhead_j / kwh, "kWh", f"IT energy x (PUE {pue:g} - 1)"),
             ("Facility energy", fp.facility_energy_kwh, "kWh", f"IT energy x PUE {pue:g}"),
             ("CO2e, operational", fp.operational_co2e_kg, "kg CO2e",
              f"Facility energy x {s.grid_g_per_kwh:g} gCO2e/kWh"),
@@ -1141,7 +1086,7 @@ class PowerPanel(PanelBase):
             if isinstance(value, str):
                 rows.append(ResultRow(quantity, value, "", tip))
             elif unit == "kWh":
-                rows.append(ResultRow(quantity, *_energy(value * carbon.J_PER_KWH), tip))
+                rows.append(ResultRow(quantity, *_energy(value * J_PER_KWH), tip))
             elif unit == "kg CO2e":
                 rows.append(ResultRow(quantity, value * 1000.0, "g", tip))
             elif unit in ("s", "W"):
@@ -1154,14 +1099,6 @@ class PowerPanel(PanelBase):
                 rows.append(ResultRow(quantity, _count(value), unit, tip))
         return rows
 
-    def _job_rate(self) -> float:
-        p = self._partial
-        return p.job_tokens_per_s if p is not None else self._plan.job_tokens_per_s
-
-    def _gpu_power(self) -> float:
-        p = self._partial
-        return p.mean_gpu_power_w if p is not None and p.stragglers else float(self._plan.performance.power_w)
-
     def summary_columns(self) -> list[tuple[str, Sequence]]:
         """The run summary as CSV columns: quantity, value (full precision), unit, what it is."""
         records = self.summary_records()
@@ -1172,7 +1109,7 @@ class PowerPanel(PanelBase):
         """Write the run summary (the Footprint tab's table) to ``path`` as CSV."""
         from ui import export
 
-        if self._footprint is None:
+        if self._result() is None:
             raise ValueError(f"{self.title}: no run to summarise ({self._view_message or 'nothing computed'})")
         return export.export_csv(path, self.summary_columns())
 
@@ -1202,7 +1139,7 @@ class PowerPanel(PanelBase):
             self.where.show_profile_error("")
             return
         try:
-            values = footprint.parse_hourly_text(text)
+            values = parse_hourly_text(text)
         except InputError as exc:
             self.where.show_profile_error(str(exc).split(": ", 1)[1])
             return
@@ -1217,7 +1154,7 @@ class PowerPanel(PanelBase):
 
         path = Path(path)
         try:
-            data = footprint.parse_intensity_csv(path.read_bytes())
+            data = parse_intensity_csv(path.read_bytes())
         except OSError as exc:
             self.where.show_profile_error(f"Could not read {path.name}: {exc.strerror or exc}")
             return False
@@ -1235,41 +1172,37 @@ class PowerPanel(PanelBase):
         if path:
             self.import_profile(path)
 
-    def _plan_basis(self, rate: float) -> str:
-        view = self.plan_view()
-        prediction = getattr(view, "prediction", None)
-        if prediction is None:
+    @staticmethod
+    def _plan_basis(a: PowerAnalysis) -> str:
+        rate = a.tokens_per_s_per_gpu
+        if a.plan_mfu is None:
             return f"{_count(rate)} tokens/s per GPU uncapped, from the run plan"
         return (f"= {_count(rate)} tokens/s per GPU uncapped, from the run plan "
-                f"(MFU {prediction.mfu:.1%}; a cap slows {prediction.compute_bound_share:.0%} of its step)")
+                f"(MFU {a.plan_mfu:.1%}; a cap slows {a.plan_compute_bound_share:.0%} of its step)")
 
     @staticmethod
-    def _throughput_basis(s: PowerScenario, peak: float | None, rate: float) -> str:
+    def _throughput_basis(s: PowerScenario, a: PowerAnalysis) -> str:
         """What the uncapped throughput per GPU rests on, in one line under the fields."""
-        if peak is None:
+        rate = a.tokens_per_s_per_gpu
+        if a.peak_flops is None:
             return f"{_count(rate)} tokens/s per GPU uncapped, as measured"
-        per_token = mfu_model.flops_per_token(s.n_params)
         return (f"= {_count(rate)} tokens/s per GPU uncapped: {s.throughput_mfu:.0%} of "
-                f"{units.format_quantity(peak, 'FLOP/s')} {PRECISION_LABELS[s.precision]} / "
-                f"{units.format_quantity(per_token, 'FLOP')} per token (6N)")
+                f"{units.format_quantity(a.peak_flops, 'FLOP/s')} {PRECISION_LABELS[s.precision]} / "
+                f"{units.format_quantity(a.flops_per_token, 'FLOP')} per token (6N)")
 
-    def _draw(self, hw, sweep, best, plan) -> None:
+    def _draw(self, a: PowerAnalysis) -> None:
         """The Power cap tab: both sweeps (and compared scenarios'), the best cap, the
         operating point, the notes under them. A value change moves the same items."""
+        sweep, best, plan = a.sweep, a.best, a.plan
         perf = plan.performance
-        main = "This scenario" if self._comparison else hw.name
+        main = "This scenario" if self._comparison else a.hardware.name
         efficiency = [Curve(main, sweep.cap_w, sweep.tokens_per_joule, {"color": th.BLUE})]
         rate = [Curve(main, sweep.cap_w, sweep.tokens_per_s, {"color": th.ORANGE})]
-        for i, (name, other) in enumerate(self._comparison):
-            color = COMPARE_COLORS[i % len(COMPARE_COLORS)]
-            try:
-                other_hw = self.catalog.get(other.hardware)
-                if other_hw.tdp_w is None:
-                    continue
-                other_rate = carbon.scenario_tokens_per_s(other, carbon.plan_peak_flops(other, other_hw))
-                other_sweep = power.power_cap_sweep(other_hw.tdp_w, other_rate, **self._model_args(other))
-            except (KeyError, ValueError):
+        for i, (name, other) in enumerate(self._compared_analyses()):
+            if other is None:
                 continue
+            color = COMPARE_COLORS[i % len(COMPARE_COLORS)]
+            other_sweep = other.sweep
             efficiency.append(Curve(name, other_sweep.cap_w, other_sweep.tokens_per_joule,
                                     {"color": color, "style": "dash"}))
             rate.append(Curve(name, other_sweep.cap_w, other_sweep.tokens_per_s, {"color": color, "style": "dash"}))
@@ -1303,7 +1236,7 @@ class PowerPanel(PanelBase):
         it is drawn to the right of its line (ui.charts), so near the right end the range grows by
         the label's width in pixels (again whenever the chart is resized or restyled)."""
         fitted = getattr(self, "_cap_ranges", None)
-        if fitted is None or self._sweep is None:
+        if fitted is None or self._shown is None:
             return
         lo, hi, best, ranges = fitted
         margin = 0.04 * (hi - lo) if hi > lo else 25.0
@@ -1365,12 +1298,13 @@ class PowerPanel(PanelBase):
                                            "card counts it (for comparison with published figures)"),
         ]
 
-    def _fill_results(self, hw, best, plan, llama_kwh: float) -> None:
+    def _fill_results(self, a: PowerAnalysis) -> None:
         s: PowerScenario = self._scenario
+        best, plan = a.best, a.plan
         perf, summary = plan.performance, plan.summary
         tips = dict(self._row_specs())
         best_label = "Best cap for efficiency" if s.cap_objective == "energy" else "Best cap for energy and time"
-        fp = self._footprint
+        fp = a.footprint
         it_value, it_unit = _energy(fp.it_energy_j)
         fac_value, fac_unit = _energy(fp.facility_energy_j)
         extras = []
@@ -1379,11 +1313,11 @@ class PowerPanel(PanelBase):
         if fp.idle_gpu_hours:
             extras.append(f"{_count(fp.idle_gpu_hours)} idle GPU-hours"
                           + ("" if fp.idle_power_known else " (energy not counted: no idle power set)"))
-        if self._partial is not None and self._partial.stragglers:
-            extras.append(f"GPUs average {self._partial.mean_gpu_power_w:.0f} W with stragglers")
+        if a.partial is not None and a.partial.stragglers:
+            extras.append(f"GPUs average {a.partial.mean_gpu_power_w:.0f} W with stragglers")
         extra = f" ({'; '.join(extras)})" if extras else ""
         embodied = fp.embodied_co2e_kg
-        llama_value, llama_unit = _energy(llama_kwh * carbon.J_PER_KWH)
+        llama_value, llama_unit = _energy(a.llama3_energy_kwh * J_PER_KWH)
         region = next((g for g in self._grids if g.key == s.region), None)
         where = f"{region.name}, " if region is not None else ""
         rows = [
@@ -1418,7 +1352,7 @@ class PowerPanel(PanelBase):
             ResultRow("Total cost", _money(fp.total_cost), s.currency,
                       tips["Total cost"] + ("" if s.gpu_hour_price > 0 else " (energy only: no GPU-hour price set)")),
             ResultRow("Energy, Llama 3 convention", llama_value, llama_unit,
-                      tips["Energy, Llama 3 convention"] + f" ({hw.tdp_w:g} W)"),
+                      tips["Energy, Llama 3 convention"] + f" ({a.tdp_w:g} W)"),
         ]
         self.results.set_rows(rows)
         self._show_all_rows()
@@ -1443,24 +1377,25 @@ class PowerPanel(PanelBase):
         against the cap, the run on every grid, or the run summary."""
         tab = self.chart_tabs.currentIndex()
         self._read_tab(tab)
-        if self._sweep is None:
+        a = self._shown
+        if a is None:
             return None
-        if tab == TRADEOFF_TAB and self._zeus is not None:
-            z = self._zeus
+        if tab == TRADEOFF_TAB:
+            z = a.zeus
             return [(CAP_HEADER, z.cap_w), ("Zeus cost (J)", z.cost_j), ("eta x energy (J)", z.energy_term_j),
                     ("(1 - eta) x max power x time (J)", z.time_term_j), ("run GPU energy (J)", z.energy_j),
                     ("run duration (s)", z.time_s), ("eta (1)", [z.eta] * len(z.cap_w))]
-        if tab == WHERE_TAB and self._regions:
-            rows = self.where.region_rows()
+        rows = self.where.region_rows() if tab == WHERE_TAB else []
+        if rows:
             return [("region", [r.name for r in rows]), ("key", [r.key for r in rows]),
                     ("grid intensity (gCO2e/kWh)", [r.g_per_kwh for r in rows]),
                     ("data year (year)", [r.year for r in rows]),
                     ("CO2e (kg)", [r.co2e_kg for r in rows]),
                     ("this run (1)", [1 if r.current else 0 for r in rows]),
                     ("source", [r.source for r in rows])]
-        if tab == FOOTPRINT_TAB and self._footprint is not None:
+        if tab == FOOTPRINT_TAB:
             return self.summary_columns()
-        sweep = self._sweep
+        sweep = a.sweep
         return [
             (CAP_HEADER, np.asarray(sweep.cap_w)),
             (TPJ_HEADER, np.asarray(sweep.tokens_per_joule)),

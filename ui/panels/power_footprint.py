@@ -1,8 +1,8 @@
 """The Power panel's "Footprint" tab: the run's energy by part and CO2e by source (operational
 beside embodied), and the whole summary per run as a table that exports to CSV.
 
-The panel computes the footprint (``workbench.footprint.run_footprint``) and hands bars and
-rows here; this module lays them out and draws."""
+The panel takes the footprint from its analysis (``workbench.analyses.power``) and hands bars
+and rows here; this module lays them out and draws."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
 """The Power panel's "Energy and time" tab: Zeus's cost of the whole run against the power cap,
 eta x energy + (1 - eta) x max power x time, with eta on a slider and its optimum marked.
 
-The panel computes the curve (``workbench.footprint.zeus_curve``) and hands it here; this
-module lays out the slider and draws."""
+The panel hands over the curve its analysis holds (``workbench.analyses.power``, a
+``workbench.footprint.ZeusCurve``); this module lays out the slider and draws."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
@@ -12,7 +14,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 from ui import theme as th
 from ui.charts import Chart
 from ui.panels.power_draw import Curve, LineSet, SeriesSet, move_operating_point
-from workbench import footprint, units
+from workbench import units
+
+if TYPE_CHECKING:  # the values drawn; the panel hands them over
+    from workbench import footprint
 
 #: slider positions per unit of eta (0.01 steps)
 ETA_STEPS = 100

@@ -3,13 +3,14 @@ presets (sorted, each with its data year and source, this run's region marked), 
 24-hour intensity profile the user types or imports with the best start time for a run of
 the plan's length.
 
-The panel computes everything (``workbench.footprint.compare_regions`` and ``best_start``)
-and hands rows here; this module lays them out and draws."""
+The panel gets the regions and the best start from ``workbench.analyses.power.where`` and hands
+rows here; this module lays them out and draws."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -33,7 +34,10 @@ from ui import theme as th
 from ui.charts import Chart
 from ui.panels.power_bars import Bar, HBarChart
 from ui.panels.power_draw import Curve, LineSet, SeriesSet
-from workbench import footprint, units
+from workbench import units
+
+if TYPE_CHECKING:  # the values drawn; the panel hands them over
+    from workbench import footprint
 
 INTENSITY = "grid intensity"
 WINDOW = "run average from this start"
