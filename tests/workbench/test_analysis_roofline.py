@@ -139,6 +139,11 @@ def test_saved_scenarios_overlaid_widen_the_axes_to_their_roofs_and_kernels():
     roof = main.primary.compute
     np.testing.assert_array_equal(lines[0][0].x, roof.segment(wide.xmin, wide.xmax)[0])
     assert main.lines_within(main.extent) is main.lines
+    # the other way round too: the panel's own slow kernel stays in view under a saved one's
+    # faster kernels (the lowest point of all of them sets the floor, not the last scenario's)
+    own_slow = ar.analyse(RooflineScenario(kernels=(slow,)), None, CATALOG)
+    fast = ar.analyse(RooflineScenario(kernels=tuple(seed_examples())), None, CATALOG)
+    assert ar.chart_extent(own_slow, [fast]).ymin <= 1e6
 
 
 def test_the_readout_is_what_each_device_attains():
