@@ -547,6 +547,8 @@ def analysis_function(kind: str) -> Callable[[Any, PlanView | None, Catalog], An
     kind = v.text("kind", kind)
     if kind in ANALYSES:
         return ANALYSES[kind]
+    if not kind.isidentifier():
+        raise v.InputError("kind", f"must be a panel kind (letters, digits and _), got {kind!r}")
     if kind not in _FOUND:
         name = f"workbench.analyses.{kind}"
         try:

@@ -110,3 +110,10 @@ def test_register_analysis_refuses_what_is_not_a_function():
     with pytest.raises(InputError) as err:
         ws.register_analysis("scaling", "not a function")
     assert err.value.parameter == "analyse"
+
+
+@pytest.mark.parametrize("kind", ["/", "a.b", "../etc", "power kind"])
+def test_a_kind_that_is_not_a_name_is_refused_before_any_import(kind):
+    with pytest.raises(InputError) as err:
+        ws.analysis_function(kind)
+    assert err.value.parameter == "kind"
