@@ -75,6 +75,76 @@ def si_label(value: float, unit: str = "", *, binary: bool = False, digits: int 
     return f"{text}{sep}{prefix}{unit}"
 
 
+#: the least share of the shown range that new data must span for the range to hold still
+KEEP_SPAN = 0.6
+
+
+def held_range(current: tuple[float, float], new: tuple[float, float]) -> tuple[float, float] | None:
+    """The range an axis should show for data fitted to ``new`` while it shows ``current``
+    (view coordinates: decades on a log axis). None: keep ``current``, the data lies inside it
+    and spans at least ``KEEP_SPAN`` of it. Data that leaves it widens it to cover both, when the
+    data still spans ``KEEP_SPAN`` of that (so values edited back and forth settle on one range
+    instead of moving it every time); otherwise, and for data shrunk well inside, ``new``."""
+    lo, hi = min(current), max(current)
+    new_lo, new_hi = min(new), max(new)
+    span, new_span = hi - lo, new_hi - new_lo
+    if not (math.isfinite(span) and span > 0):
+        return (new_lo, new_hi)
+    if lo <= new_lo and new_hi <= hi and new_span >= KEEP_SPAN * span:
+        return None
+    both_lo, both_hi = min(lo, new_lo), max(hi, new_hi)
+    if new_span >= KEEP_SPAN * (both_hi - both_lo):
+        return (both_lo, both_hi)
+    return (new_lo, new_hi)
+
+
+class SteadyViewBox(pg.ViewBox):
+    """A view box whose automatic range holds still while the data stays well inside it.
+
+    pyqtgraph fits the range to the data after every change, so a value typed, or a slider
+    step, moved the axes a little each time: the gridlines jumped under the curve (harder to
+    see what moved) and every axis recorded its ticks and texts again (the largest part of a
+    redraw). Here an automatic fit goes through :func:`held_range`. A range the caller sets
+    (unless it asks for ``Chart.set_log_range(..., hold=True)``) and an explicit
+    :meth:`autoRange` are taken as they are; :meth:`refit` fits tight once."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._tight = False
+        self._fitted = False  # the range is still pyqtgraph's default: nothing to hold
+
+    def setRange(self, rect=None, xRange=None, yRange=None, padding=None, update=True,  # noqa: N802
+                 disableAutoRange=True):
+        if self._updatingRange and not disableAutoRange and rect is None and not self._tight:
+            # pyqtgraph's automatic fit (updateAutoRange): move only what must move
+            xRange, yRange = self.held(xRange, yRange)
+            if xRange is None and yRange is None:
+                return
+        super().setRange(rect, xRange, yRange, padding, update, disableAutoRange)
+        self._fitted = True
+
+    def held(self, x_range, y_range):
+        """``x_range`` and ``y_range`` as :func:`held_range` has them (None: keep that axis)."""
+        if not self._fitted:
+            return x_range, y_range
+        (x0, x1), (y0, y1) = self.state["viewRange"]
+        if x_range is not None:
+            x_range = held_range((x0, x1), x_range)
+        if y_range is not None:
+            y_range = held_range((y0, y1), y_range)
+        return x_range, y_range
+
+    def refit(self) -> None:
+        """Fit the automatic axes tightly to the data now, as a fresh chart would."""
+        if not any(self.state["autoRange"]):
+            return
+        self._tight = True
+        try:
+            self.updateAutoRange()
+        finally:
+            self._tight = False
+
+
 class LogUnitAxis(pg.AxisItem):
     """An axis for one unit. On a log axis the ticks read "1 T", "10 T", "100 T" (prefix
     scaled, the unit in the axis label) instead of pyqtgraph's "10¹²"; automatic SI prefixes
@@ -433,7 +503,7 @@ class Chart(pg.PlotWidget):
             "right": FrameAxis("right"),
         }
         self._theme = th.current_theme()
-        super().__init__(parent, background=self._theme.background, axisItems=axes)
+        super().__init__(parent, background=self._theme.background, axisItems=axes, viewBox=SteadyViewBox())
         self.setObjectName("chart")
         # A data change moves most of a chart (lines, axes, points), so the whole view is
         # repainted as one rectangle: pyqtgraph's minimal updates collected every changed item's
@@ -562,8 +632,13 @@ class Chart(pg.PlotWidget):
         """View coordinates -> real values."""
         return (10.0**vx if self._log["x"] else vx, 10.0**vy if self._log["y"] else vy)
 
-    def set_log_range(self, xmin=None, xmax=None, ymin=None, ymax=None, padding: float = 0.0) -> None:
-        """Set the visible range in real values; log axes are converted to log10 here."""
+    def set_log_range(self, xmin=None, xmax=None, ymin=None, ymax=None, padding: float = 0.0, *,
+                      hold: bool = False) -> None:
+        """Set the visible range in real values; log axes are converted to log10 here.
+
+        ``hold``: a redraw's fit of the data, not a range the user asked for: the axes hold still
+        while the data stays well inside them (:func:`held_range`), so an edit that moves the
+        data a little does not move the gridlines (nor record the axes again)."""
         kwargs = {}
         for axis, lo, hi, key in (("x", xmin, xmax, "xRange"), ("y", ymin, ymax, "yRange")):
             if lo is None or hi is None:
@@ -575,9 +650,14 @@ class Chart(pg.PlotWidget):
                     raise ValueError(f"{axis} range on a log axis must be > 0, got {lo!r}")
                 lo, hi = math.log10(lo), math.log10(hi)
             kwargs[key] = (lo, hi)
+        vb = self.getPlotItem().getViewBox()
+        if kwargs and hold and isinstance(vb, SteadyViewBox):
+            pad = {k: (lo - (hi - lo) * padding, hi + (hi - lo) * padding) for k, (lo, hi) in kwargs.items()}
+            x, y = vb.held(pad.get("xRange"), pad.get("yRange"))
+            kwargs, padding = {k: r for k, r in (("xRange", x), ("yRange", y)) if r is not None}, 0.0
         if kwargs:
             # the view transform follows at once (_apply_view_transform): one paint, not two
-            self.getPlotItem().getViewBox().setRange(padding=padding, **kwargs)
+            vb.setRange(padding=padding, **kwargs)
 
     def visible_range(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """((xmin, xmax), (ymin, ymax)) in real values."""

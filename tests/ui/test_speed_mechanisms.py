@@ -304,3 +304,72 @@ def test_series_taken_back_from_the_pool_are_drawn_in_the_order_they_were_added(
     chart.add_series("r", [1, 10], [2, 3])  # x's item, stacked under y's
     _events()
     assert stacking() == ["q", "r"]  # r, added last, is drawn on top
+
+
+# -- axes that hold still while the data moves a little ------------------------------------------
+def test_held_range_keeps_grows_to_cover_both_or_refits():
+    from ui.charts import held_range
+
+    assert held_range((0.0, 10.0), (1.0, 9.0)) is None  # inside and most of it: kept
+    assert held_range((0.0, 10.0), (2.0, 12.0)) == (0.0, 12.0)  # left it a little: covers both
+    assert held_range((0.0, 10.0), (4.0, 5.0)) == (4.0, 5.0)  # shrunk well inside: fitted again
+    assert held_range((0.0, 10.0), (50.0, 60.0)) == (50.0, 60.0)  # elsewhere: fitted again
+    assert held_range((3.0, 3.0), (1.0, 2.0)) == (1.0, 2.0)  # no range yet to hold
+
+
+def test_an_automatic_range_holds_still_while_the_data_moves_a_little_and_records_no_axis(chart, monkeypatch):
+    from ui.charts import LogUnitAxis
+
+    vb = chart.getPlotItem().getViewBox()
+    vb.enableAutoRange()
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 4.0])
+    _events()
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 5.0])  # a little more: grows to cover both
+    _events()
+    held = chart.visible_range()
+    for _ in range(2):
+        _events()
+        chart.grab()
+    recorded = []
+    real = LogUnitAxis._record
+    monkeypatch.setattr(LogUnitAxis, "_record", lambda axis: (recorded.append(axis.orientation), real(axis))[1])
+    for top in (4.0, 5.0, 4.5, 4.0):  # edited back and forth: the same range every time
+        chart.add_series("a", [1, 10, 100], [1.0, 2.0, top])
+        _events()
+        chart.grab()
+        assert chart.visible_range() == held
+    assert recorded == []
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 400.0])  # far out: fitted again
+    _events()
+    (_, _), (_, y_top) = chart.visible_range()
+    assert y_top >= 400.0
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 4.0])  # back, well inside: fitted again
+    _events()
+    (_, _), (_, y_top) = chart.visible_range()
+    assert 4.0 <= y_top < 10.0
+
+
+def test_a_held_explicit_range_settles_and_a_plain_one_is_taken_as_it_is(chart):
+    chart.add_series("a", [300, 700], [1e3, 1e4])
+    chart.set_log_range(258, 780, 1e3, 1e4, hold=True)
+    assert chart.visible_range()[0] == pytest.approx((258, 780))
+    chart.set_log_range(310, 770, 1.2e3, 1e4, hold=True)  # inside: nothing moves
+    assert chart.visible_range()[0] == pytest.approx((258, 780))
+    assert chart.visible_range()[1] == pytest.approx((1e3, 1e4))
+    chart.set_log_range(250, 790, 1e3, 1e4, hold=True)  # a little wider: covers both
+    assert chart.visible_range()[0] == pytest.approx((250, 790))
+    chart.set_log_range(310, 770, 1e3, 1e4)  # the caller's own range: as asked
+    assert chart.visible_range()[0] == pytest.approx((310, 770))
+
+
+def test_refit_fits_tightly_what_a_held_range_kept(chart):
+    vb = chart.getPlotItem().getViewBox()
+    vb.enableAutoRange()
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 5.0])
+    _events()
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 4.0])
+    _events()
+    (_, _), (_, held_top) = chart.visible_range()
+    vb.refit()
+    (_, _), (_, top) = chart.visible_range()
+    assert top < held_top
