@@ -684,7 +684,8 @@ class MainWindow(QMainWindow):
 
     def _update_modified(self, *_args) -> None:
         modified = self.is_modified()
-        self.setWindowModified(modified)
+        if modified != self.isWindowModified():  # Qt sets the title again even when it is the same
+            self.setWindowModified(modified)
         self.action_save.setEnabled(self.project is not None)
         if not modified and self.project is not None and not self.project.closed:
             # undone back to the saved state: a recovery file written meanwhile holds changes

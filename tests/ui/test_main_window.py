@@ -762,6 +762,27 @@ def test_run_gui_paints_the_window_before_it_opens_the_project(qtbot, qapp, monk
     assert not [k for k in window.panels if k != "run_plan" and window.panels.is_built(k)]
 
 
+def test_run_gui_lets_go_of_the_sources_read_by_the_imports(qtbot, qapp, monkeypatch, project_path):
+    import linecache
+
+    import ui.main_window as main_window_module
+
+    linecache.getlines(main_window_module.__file__)  # as PySide6's import hook reads each module
+    assert main_window_module.__file__ in linecache.cache
+    built_with: list[int] = []
+    real_init = MainWindow.__init__
+
+    def init(self, *args, **kwargs):
+        built_with.append(len(linecache.cache))
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(MainWindow, "__init__", init)
+    window = _run_gui_without_event_loop(qtbot, qapp, monkeypatch, str(project_path))
+    assert window.project is not None
+    assert built_with == [0]  # dropped before the window was built, its memory free for it
+    assert main_window_module.__file__ not in linecache.cache
+
+
 def test_run_gui_falls_back_to_the_default_project(qtbot, qapp, monkeypatch, tmp_path, asked):
     bad = tmp_path / "broken.swbproj"
     bad.write_text("not a project")
