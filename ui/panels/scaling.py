@@ -286,6 +286,7 @@ class ScalingPanel(PanelBase):
         self.catalog = catalog
         self._comparison: list[tuple[str, ScalingScenario]] = []
         self._compared: dict[tuple, analysis_of.ScalingAnalysis] = {}  # a compared scenario on this GPU axis
+        self._shown: analysis_of.ScalingAnalysis | None = None  # the analysis drawn last
         self._problem = ""
         self._pending: dict[int, float] = {}  # the new-row line: column -> value typed so far
         self._user_sized = False  # the user dragged the chart/results splitter: keep their sizes
@@ -816,6 +817,7 @@ class ScalingPanel(PanelBase):
     # -- drawing --------------------------------------------------------------------------------
     def refresh(self) -> None:
         a = self.analysis()
+        self._shown = a
         problem = a.problem or a.measured_problem
         if problem:
             self.show_status(problem)
