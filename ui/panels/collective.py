@@ -1,14 +1,16 @@
 """Collectives panel: watch all-reduce, reduce, reduce-scatter, all-gather, broadcast,
 scatter and all-to-all move data between ranks, one step at a time.
 
-The panel asks :func:`workbench.collectives.frames` for the snapshots of the chosen
-collective and schedule and shows one of them in a :class:`CollectiveView`; the results
-table shows the step count, bytes per link, bytes each rank sends, the nccl-tests bus
-factor (:func:`workbench.comms.bus_factor`) and what every rank holds at the end.
+The panel's analysis (:mod:`workbench.analyses.collective`, kept by the document once per
+change) holds the snapshots of the chosen collective and schedule, what they move and what
+each step costs; the panel shows one snapshot in a :class:`CollectiveView`, and the results
+table the step count, bytes per link, bytes each rank sends, the nccl-tests bus factor and
+what every rank holds at the end.
 
-Every step is costed with the alpha-beta model (:func:`workbench.collectives.step_times`):
-the view shows the step's time and the time so far, and the steps add up to the All-reduce
-calculator's time for the same collective, size, ranks, link bandwidth and latency. The
+Every step is costed with the alpha-beta model: the view shows the step's time and the time
+so far, and the steps add up to the All-reduce calculator's time for the same collective,
+size, ranks, link bandwidth and latency. Stepping only picks another snapshot of the same
+analysis: it computes nothing. The
 link is the scenario's (``link_bw``, ``alpha``, ``interconnect``), so it is saved with it.
 In the window it follows the run plan (the ring its data-parallel collectives run on, as the
 calculator's does, see ``workbench.workspace``); typing a link or a rank count makes the
@@ -25,10 +27,12 @@ The animation exports as an animated GIF or APNG or as numbered PNGs (Export men
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
@@ -50,9 +54,12 @@ from ui.animation_export import AnimationOptions
 from ui.export import Caption, default_assumptions, quantity_header
 from ui.panel import PanelBase, ResultRow
 from ui.panels.collective_view import CollectiveView
-from workbench import collectives, comms, units
-from workbench.collectives import Collective, Frame, StepTime, parse_collective
+from workbench import units
+from workbench.collectives import MAX_RANKS, MIN_RANKS, Collective, Frame, StepTime
 from workbench.scenarios import CollectiveScenario, describe_change
+
+if TYPE_CHECKING:
+    from workbench.analyses.collective import CollectiveAnalysis
 
 #: Playback speeds: (label, milliseconds per step).
 SPEEDS: tuple[tuple[str, int], ...] = (
@@ -64,6 +71,15 @@ SPEEDS: tuple[tuple[str, int], ...] = (
 DEFAULT_SPEED = 1
 
 SCHEDULE_CHOICES = (("Conceptual (one step)", "conceptual"), ("Ring", "ring"))
+
+#: The scenario's fields the analysis reads: every one but the step on screen.
+_ANALYSED_FIELDS = tuple(f.name for f in dataclasses.fields(CollectiveScenario) if f.name != "step")
+
+
+def _same_but_the_step(a: CollectiveScenario | None, b: CollectiveScenario | None) -> bool:
+    return a is b or (a is not None and b is not None
+                      and all(getattr(a, name) == getattr(b, name) for name in _ANALYSED_FIELDS))
+
 
 _DEFINITIONS: dict[Collective, str] = {
     Collective.ALL_REDUCE: "Every rank ends with the element-wise <b>sum over all ranks</b> of the whole "
@@ -222,10 +238,10 @@ class CollectivePanel(PanelBase):
 
     def __init__(self, catalog, scenario=None, parent=None, *, undo_stack=None):
         self.catalog = catalog
-        self._frames: list[Frame] = []
         self._key: tuple | None = None
-        self._times: list[StepTime] = []
-        self._times_key: tuple | None = None
+        #: the scenario last handed to the analysis: kept while only the step changes
+        self._analysed: CollectiveScenario | None = None
+        self._filled: CollectiveAnalysis | None = None  # the analysis the results table shows
         self._final: tuple[tuple, list[ResultRow]] | None = None
         super().__init__(
             scenario if scenario is not None else CollectiveScenario(),
@@ -239,14 +255,14 @@ class CollectivePanel(PanelBase):
             "collective", [(c.label, c.value) for c in Collective], "Collective"
         )
         self.ranks_field = self.add_int_field(
-            "n_ranks", "Ranks", minimum=collectives.MIN_RANKS, maximum=collectives.MAX_RANKS
+            "n_ranks", "Ranks", minimum=MIN_RANKS, maximum=MAX_RANKS
         )
         self.schedule_combo = self.add_choice("schedule", SCHEDULE_CHOICES, "Schedule")
         self.size_field = self.add_quantity_field(
             "message_bytes", "Message size", "B", binary=True, minimum=0, min_inclusive=False
         )
         self.root_field = self.add_int_field(
-            "root", "Root rank", minimum=0, maximum=collectives.MAX_RANKS - 1
+            "root", "Root rank", minimum=0, maximum=MAX_RANKS - 1
         )
         self.collective_combo.setToolTip("The collective operation to animate")
         self.ranks_field.setToolTip("Number of ranks (GPUs) taking part, 2 to 64")
@@ -295,8 +311,7 @@ class CollectivePanel(PanelBase):
         self.link_note.setWordWrap(True)
         self.link_note.setTextFormat(Qt.TextFormat.PlainText)
         self.link_note.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # muted, in every theme
-        self.form.addRow(self.link_note)
-        self._show_link_note()
+        self.form.addRow(self.link_note)  # its text comes with the first refresh
 
     def _build_transport(self) -> QWidget:
         bar = QWidget()
@@ -360,56 +375,58 @@ class CollectivePanel(PanelBase):
         return bar
 
     # -- the model's answers ------------------------------------------------------------------
+    def analysis(self) -> CollectiveAnalysis:
+        """The schedule, its traffic and its step times (``workbench.analyses.collective``),
+        computed once per change. The step on screen is no input of it: the scenario is handed
+        over as it was when a field other than the step last changed, so a step of the
+        animation finds the analysis kept and computes nothing."""
+        self._catch_up()
+        live = self._scenario
+        if not _same_but_the_step(self._analysed, live):
+            self._analysed = live
+        if self._analysed is live:
+            return super().analysis()
+        self._scenario = self._analysed  # the base reads the scenario from here (caught up above)
+        try:
+            return super().analysis()
+        finally:
+            self._scenario = live
+
     def collective(self) -> Collective:
-        return parse_collective(self._scenario.collective)
+        return Collective(self._scenario.collective)
 
     def frames(self) -> list[Frame]:
         """Every frame of the current scenario (frame 0 is the start)."""
         self.ensure_drawn()  # a panel behind another tab draws what it put off before it is read
-        return self._frames
+        return list(self.analysis().frames)
 
     def last_step(self) -> int:
-        return len(self._frames) - 1
+        return self.analysis().last_step
 
     def current_step(self) -> int:
         """The step on screen (the scenario's step, clamped to this collective's last)."""
         return min(self._scenario.step, self.last_step())
 
     def current_frame(self) -> Frame:
-        return self._frames[self.current_step()]
-
-    def _chunk_bytes(self) -> float:
-        sc = self._scenario
-        return collectives.chunk_size(sc.message_bytes, sc.n_ranks)
-
-    def _times_for(self, sc: CollectiveScenario) -> list[StepTime]:
-        return collectives.step_times(
-            parse_collective(sc.collective), sc.n_ranks, sc.schedule, sc.message_bytes, sc.link_bw,
-            sc.alpha, root=sc.root,
-        )
+        return self.analysis().frames[self.current_step()]
 
     def step_times(self) -> list[StepTime]:
         """The alpha-beta time of every frame (``step_times()[k]`` for frame k)."""
         self.ensure_drawn()
-        return self._times
+        return list(self.analysis().times)
 
     def total_time(self) -> float:
-        """Seconds of the whole collective: the sum of the step times."""
-        return collectives.total_time(self.step_times())
+        """Seconds of the whole collective: the sum of the step times (0 when they cannot be
+        costed)."""
+        self.ensure_drawn()
+        total = self.analysis().total_time
+        return total if total is not None else 0.0
 
     # -- the link the steps are costed on -------------------------------------------------------
     def plan_link(self) -> tuple[float, float, str] | None:
         """(bytes/s, alpha, name) of the run plan's data-parallel ring, the link the scenario
         follows (None without a predictable plan)."""
-        view = self._view
-        if view is None or view.prediction is None:
-            return None
-        from workbench.plan import sync_link_rate
-        from workbench.workspace import dp_spans_nodes
-
-        links = view.prediction.links
-        bw, alpha = sync_link_rate(view.plan, links)
-        return float(bw), float(alpha), links.inter_name if dp_spans_nodes(view.plan) else links.intra_name
+        return self.analysis().plan_link
 
     def link_source(self) -> str:
         """Where the scenario's link comes from: "plan" (the run plan's ring, followed),
@@ -432,9 +449,12 @@ class CollectivePanel(PanelBase):
                 and math.isclose(sc.alpha, link[1], rel_tol=1e-9, abs_tol=1e-15))
 
     def _show_link_note(self) -> None:
-        if self._scenario is None:
-            return
-        plan = self.plan_link()
+        if self._scenario is None or self.is_stale():
+            return  # a panel behind a tab says it when it draws
+        try:
+            plan = self.plan_link()
+        except ValueError:
+            return  # the status line says what cannot be computed
         source = self._link_source(plan)
         if source == "plan":
             where = f", on {plan[2]}" if plan[2] else ""
@@ -570,7 +590,8 @@ class CollectivePanel(PanelBase):
         sc = self._scenario
         if sc is None:
             return
-        c = self.collective()
+        a = self.analysis()
+        c = a.collective
         key = (c, sc.n_ranks, sc.schedule, sc.root, sc.message_bytes)
         if key != self._key:
             shape = (c, sc.n_ranks)
@@ -585,10 +606,7 @@ class CollectivePanel(PanelBase):
                     else f"{c.label} has no root rank"
                 )
             self._key = key
-            self._frames = collectives.frames(
-                c, sc.n_ranks, sc.schedule, sc.root, self._chunk_bytes()
-            )
-            last = self.last_step()
+            last = a.last_step
             for w in (self.step_slider, self.step_spin):
                 if w.maximum() != last:
                     w.blockSignals(True)
@@ -596,26 +614,24 @@ class CollectivePanel(PanelBase):
                     w.blockSignals(False)
             if self.step_total.text() != f"of {last}":
                 self.step_total.setText(f"of {last}")
-        times_key = (key, sc.link_bw, sc.alpha)
-        if times_key != self._times_key:
-            self._times_key = times_key
-            try:
-                self._times = self._times_for(sc)
-            except ValueError as exc:  # an overflow: the drawing stays, without times
-                self._times = []
-                self.show_status(f"No step times: {exc}")
-            self._fill_results()
+        if a is not self._filled:  # a redraw of the same analysis (a theme change) keeps the table
+            self._filled = a
+            if a.times_problem:  # the drawing stays, without times
+                self.show_status(f"No step times: {a.times_problem}")
+            self._fill_results(sc, a)
         self._show_step()
+        self._show_link_note()
 
     def _show_step(self) -> None:
-        step = self.current_step()
-        self.show_frame_in(self.view, self._frames[step])
+        a = self.analysis()
+        step = min(self._scenario.step, a.last_step)
+        self.show_frame_in(self.view, a.frames[step])
         for w in (self.step_slider, self.step_spin):
             if w.value() != step:
                 w.blockSignals(True)
                 w.setValue(step)
                 w.blockSignals(False)
-        last = self.last_step()
+        last = a.last_step
         self.first_button.setEnabled(step > 0)
         self.prev_button.setEnabled(step > 0)
         self.next_button.setEnabled(step < last)
@@ -624,15 +640,17 @@ class CollectivePanel(PanelBase):
     def show_frame_in(self, view: CollectiveView, frame: Frame) -> None:
         """Draw ``frame`` of this scenario in ``view`` (the panel's, or an export's)."""
         sc = self._scenario
-        c = self.collective()
+        a = self.analysis()
+        c = a.collective
         view.show_frame(
             frame,
             collective=c,
             n=sc.n_ranks,
             root=sc.root if c.has_root else None,
             context=self.context_line(),
-            chunk_text=_bytes(self._chunk_bytes()),
-            times=self._times,
+            chunk_text=_bytes(a.chunk_bytes),
+            times=a.times,
+            elapsed=a.elapsed,
         )
 
     def context_line(self) -> str:
@@ -646,12 +664,10 @@ class CollectivePanel(PanelBase):
         return text + (f" · link {units.format_quantity(sc.link_bw, 'B/s')}, "
                        f"α {units.format_quantity(sc.alpha, 's')}")
 
-    def _fill_results(self) -> None:
-        sc = self._scenario
-        c = self.collective()
+    def _fill_results(self, sc: CollectiveScenario, a: CollectiveAnalysis) -> None:
+        c = a.collective
         n = sc.n_ranks
-        moved = collectives.traffic(self._frames, n)
-        busiest_link = moved.busiest_link_bytes
+        moved = a.traffic
         per_rank = list(moved.bytes_sent_per_rank)
         rows = [
             ResultRow(
@@ -662,14 +678,14 @@ class CollectivePanel(PanelBase):
             ),
             ResultRow(
                 "Chunk (message ÷ ranks)",
-                self._chunk_bytes(),
+                a.chunk_bytes,
                 "B",
                 "Size of one cell in the drawing",
                 binary=True,
             ),
             ResultRow(
                 "Bytes per link per step",
-                busiest_link,
+                moved.busiest_link_bytes,
                 "B",
                 "Bytes the busiest link carries in one step (the most over all steps)",
                 binary=True,
@@ -696,12 +712,11 @@ class CollectivePanel(PanelBase):
                     binary=True,
                 )
             )
-        rows += self._time_rows()
-        factor = float(comms.bus_factor(c, n))
+        rows += self._time_rows(a)
         rows.append(
             ResultRow(
                 "Bus factor (nccl-tests)",
-                f"{factor:.4g}",
+                f"{a.bus_factor:.4g}",
                 "",
                 "Bus bandwidth = algorithm bandwidth × this factor (nccl-tests' busbw)",
             )
@@ -710,19 +725,20 @@ class CollectivePanel(PanelBase):
         final_key = (c, n, sc.schedule, root)
         if self._final is None or self._final[0] != final_key:
             # what every rank holds at the end does not depend on the size or the link
-            self._final = (final_key, final_state_rows(c, self._frames[-1].buffers, root))
+            self._final = (final_key, final_state_rows(c, a.frames[-1].buffers, root))
         rows += self._final[1]
         self.results.set_rows(rows)
 
-    def _time_rows(self) -> list[ResultRow]:
-        if not self._times:
+    @staticmethod
+    def _time_rows(a: CollectiveAnalysis) -> list[ResultRow]:
+        if not a.times:
             return [ResultRow("Time, whole collective (ring model)", None, "s", "Could not be computed")]
-        steps = [t.seconds for t in self._times[1:]]
+        steps = [t.seconds for t in a.times[1:]]
         same = "the All-reduce calculator's ring time for this collective, size, ranks, link bandwidth and latency"
         rows = [
             ResultRow(
                 "Time, whole collective (ring model)",
-                self.total_time(),
+                a.total_time,
                 "s",
                 f"The sum of the step times: {same}",
             )
@@ -739,10 +755,11 @@ class CollectivePanel(PanelBase):
     # -- toolbar hooks ------------------------------------------------------------------------
     def explanation(self) -> str:
         """Short rich text: what the current collective does and how the ring runs it."""
-        c = self.collective()
+        a = self.analysis()
+        c = a.collective
         sc = self._scenario
         n = sc.n_ranks
-        steps = len(self._frames) - 1
+        steps = a.last_step
         if sc.schedule == "conceptual" or c in (Collective.SCATTER, Collective.ALL_TO_ALL):
             c_time = None  # one step: the whole operation's time
         else:
@@ -752,8 +769,8 @@ class CollectivePanel(PanelBase):
             f"<p>{_DEFINITIONS[c]}</p>",
             f"<p>{_RING[c]}</p>",
             f"<p>Here: {n} ranks, message S = {_bytes(sc.message_bytes)}, one chunk S/n = "
-            f"{_bytes(self._chunk_bytes())}; the {sc.schedule} schedule takes {steps} "
-            f"step{'s' if steps != 1 else ''}. Bus factor {float(comms.bus_factor(c, n)):.4g} "
+            f"{_bytes(a.chunk_bytes)}; the {sc.schedule} schedule takes {steps} "
+            f"step{'s' if steps != 1 else ''}. Bus factor {a.bus_factor:.4g} "
             "(nccl-tests' busbw = algbw &times; factor).</p>",
             f"<p><b>Time</b> (alpha-beta model, link B = {units.format_quantity(sc.link_bw, 'B/s')}, "
             f"latency α = {units.format_quantity(sc.alpha, 's')} per step): {_TIMES[c_time]} "
@@ -799,7 +816,8 @@ class CollectivePanel(PanelBase):
         return self.view
 
     def csv_columns(self):
-        frames, times = self._frames, self._times
+        a = self.analysis()
+        frames, times = a.frames, a.times
         columns = [
             (quantity_header("step", ""), [f.step for f in frames]),
             ("title", [f.title for f in frames]),
@@ -807,7 +825,7 @@ class CollectivePanel(PanelBase):
             (quantity_header("bytes per link", "B"), [f.bytes_per_link for f in frames]),
         ]
         if len(times) == len(frames):
-            elapsed = [collectives.total_time(times[: k + 1]) for k in range(len(times))]
+            elapsed = list(a.elapsed)
             columns += [
                 (quantity_header("latency", "s"), [t.latency_s for t in times]),
                 (quantity_header("transfer time", "s"), [t.transfer_s for t in times]),
@@ -826,11 +844,12 @@ class CollectivePanel(PanelBase):
         """A slide caption: what is animated as the title; the message, ranks, link and the
         model's time as the assumptions."""
         sc = self._scenario
-        steps = len(self._frames) - 1
-        title = f"{self.collective().label} on {sc.n_ranks} ranks, {sc.schedule} schedule"
+        a = self.analysis()
+        steps = a.last_step
+        title = f"{a.collective.label} on {sc.n_ranks} ranks, {sc.schedule} schedule"
         parts = [default_assumptions(sc)]  # the message, ranks and the scenario's link
-        if self._times:
-            parts.append(f"{units.format_quantity(self.total_time(), 's')} in {steps} "
+        if a.times:
+            parts.append(f"{units.format_quantity(a.total_time, 's')} in {steps} "
                          f"step{'s' if steps != 1 else ''} (alpha-beta model)")
         return Caption(title, " · ".join(parts))
 

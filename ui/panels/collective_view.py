@@ -25,8 +25,8 @@ than :data:`MIN_FONT_PX` (times the presentation scale): as the rank count grows
 shrink and their labels get shorter ("c3 / Σ4/16", then "Σ4/16", then "4"), and when not
 even that fits the cells are colour only, the legend says how to read them and hovering a
 cell tells what it holds. Slot and rank labels thin out instead of shrinking. The drawing
-holds no formula: it shows the :class:`workbench.collectives.Frame` and step times it is
-given.
+holds no formula: it shows the :class:`workbench.collectives.Frame`, step times and times so
+far it is given (``workbench.analyses.collective``).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ from PySide6.QtWidgets import (
 
 from ui import theme as th
 from workbench import units
-from workbench.collectives import Collective, Frame, StepTime, Transfer, total_time
+from workbench.collectives import Collective, Frame, StepTime, Transfer
 
 #: Above this many links in one step, arrows are not drawn (the subtitle says so).
 MAX_ARROWS = 160
@@ -738,6 +738,7 @@ class CollectiveView(QGraphicsView):
         self._geo: _Geometry | None = None
         self._comparison = ""
         self._times: list[StepTime] = []
+        self._elapsed: list[float] = []  # seconds from the start to the end of each frame
         self._legend_texts: list[str] = []
         self._batches = _CellBatches()
         #: the cells' rectangles for the last geometry
@@ -760,14 +761,19 @@ class CollectiveView(QGraphicsView):
         context: str = "",
         chunk_text: str = "",
         times: Sequence[StepTime] = (),
+        elapsed: Sequence[float] = (),
     ) -> None:
         """Draw ``frame`` (a step of ``collective`` on ``n`` ranks). ``root`` marks the root
         column (None: no root); ``context`` is the small line above the title; ``chunk_text``
         the size of one chunk, for the subtitle; ``times`` the model time of every frame of
         the schedule (``times[k]`` for frame k, as ``workbench.collectives.step_times`` gives
-        them), for the timing line and the time strip (none: neither is drawn)."""
+        them) and ``elapsed`` the seconds from the start to the end of each (the last is the
+        whole collective's), for the timing line and the time strip (none: neither is drawn)."""
+        if len(elapsed) != len(times):
+            raise ValueError(f"elapsed: one per step time ({len(times)}), got {len(elapsed)}")
         self._frame = frame
         self._times = list(times)
+        self._elapsed = list(elapsed)
         self._collective = collective
         self._n = n
         self._root = root
@@ -1298,7 +1304,7 @@ class CollectiveView(QGraphicsView):
         """This step's time and the time so far, over a strip of every step; the height used."""
         times = self._times
         step = min(frame.step, len(times) - 1)
-        total = total_time(times)
+        total = self._elapsed[-1]
         if step == 0:
             count = len(times) - 1
             text = (
@@ -1313,7 +1319,7 @@ class CollectiveView(QGraphicsView):
                 detail = " (latency only: the pipeline is filling)"
             else:
                 detail = " (transfer only: the pipeline streams)"
-            elapsed = total_time(times[: step + 1])
+            elapsed = self._elapsed[step]
             text = f"This step {_seconds(t.seconds)}{detail} · {_seconds(elapsed)} of {_seconds(total)} so far"
         item = self._text(text, font, QColor(self._theme.ink), x, y, "timing")
         used = item.boundingRect().height() + 3 * s
