@@ -66,6 +66,7 @@ def test_the_default_scenario_s_numbers_are_the_workbench_functions():
     assert a.curve_gpus.tolist() == n.tolist() and a.curve_speedup.tolist() == speedup.tolist()
     assert a.operating_speedup == float(sa.speedup_at(s.serial_fraction, s.n_gpus, s.mode))
     assert a.ceiling == ms.amdahl_ceiling(s.serial_fraction) == pytest.approx(50.0)
+    assert a.ceiling_label == ms.ceiling_label(0.02) == "2% serial caps you at 50×"
     assert [(c.value, c.label, c.source) for c in a.ceilings] == [(1 / 0.02, ms.ceiling_label(0.02), "law")]
     # no measured rows: an empty table, no fit, nothing to draw for it
     assert a.measured == ms.analyse_measured((), s.mode) and a.measured_problem == ""
@@ -108,6 +109,7 @@ def test_weak_scaling_has_no_ceiling_and_reads_the_rows_by_gustafson():
     a = analysis.analyse(s, None, CATALOG)
     assert a.measured == ms.analyse_measured(ROWS, "weak") and a.measured.fit.law == "Gustafson"
     assert a.ceiling is None and a.ceilings == () and a.one_gpu_serial_fraction is None
+    assert a.ceiling_label == ms.ceiling_label(s.serial_fraction)  # the tooltip still says what 1/s would be
     assert a.operating_speedup == float(sc.gustafson_speedup(s.serial_fraction, s.n_gpus))
 
 

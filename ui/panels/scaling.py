@@ -1041,7 +1041,7 @@ class ScalingPanel(PanelBase):
             ResultRow("Amdahl ceiling (1/s)", ms.plain_number(cap) if cap is not None else
                       ("none (weak scaling)" if s.mode == "weak" else "none (s = 0)"), "×" if cap else "",
                       "The most speedup any GPU count gives at serial fraction s: 1/s "
-                      f"({ms.ceiling_label(s.serial_fraction) or 'no serial part, no ceiling'}). Weak scaling "
+                      f"({analysis.ceiling_label or 'no serial part, no ceiling'}). Weak scaling "
                       "(Gustafson) has no ceiling: the problem grows with the GPUs."),
             ResultRow(f"Fitted serial fraction ({fit.law if fit else law})",
                       pct(fit.serial_fraction) if fit else None, "%",

@@ -80,6 +80,7 @@ class ScalingAnalysis:
     #                                        GPU's time (strong scaling, base > 1 GPU, 0 <= e <= 1)
     # the speedup chart
     ceiling: float | None  # x, Amdahl's ceiling 1/s (strong scaling with s > 0; else None)
+    ceiling_label: str  # what 1/s means in words, whatever the mode ("" for s = 0)
     gpus_top: int  # GPUs, the right end of the GPU axis
     curve_gpus: np.ndarray  # GPUs, 1 .. gpus_top, every power of two included
     curve_speedup: np.ndarray  # x, the scenario's law at curve_gpus
@@ -249,6 +250,7 @@ def analyse(scenario: ScalingScenario, view: Any, catalog: Catalog) -> ScalingAn
         mfu_band=band, mfu_rating=rating, hardware_name=name, measured_on_name=measured_on,
         measured=table, measured_problem=table_problem, one_gpu_serial_fraction=one_gpu,
         ceiling=ms.amdahl_ceiling(s.serial_fraction) if s.mode == "strong" else None,
+        ceiling_label=ms.ceiling_label(s.serial_fraction),
         gpus_top=top, curve_gpus=_read_only(n), curve_speedup=_read_only(speedup), fit_speedup=fit_speedup,
         measured_gpus=measured_gpus, measured_speedup=measured_speedup, ceilings=_ceilings(s, table, top),
         operating_speedup=float(sa.speedup_at(s.serial_fraction, s.n_gpus, s.mode)),
