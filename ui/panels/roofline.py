@@ -1322,12 +1322,13 @@ class RooflinePanel(PanelBase):
 
     def _update_range(self) -> None:
         """The axes the analysis worked out; set only when they change (a user's zoom survives
-        edits that do not move things)."""
+        edits that do not move things), and held while what is drawn stays well inside them (a
+        ceiling switched on and off again leaves the axes, and 10,000 kernels' places, still)."""
         e = self._extent
         key = (e.xmin, e.xmax, e.ymin, e.ymax)
         if key != self._range_key:
             self._range_key = key
-            self.chart.set_log_range(*key)
+            self.chart.set_log_range(*key, hold=True)
 
     def _device_color(self, slot: int) -> QColor:
         color = DEVICE_COLORS[slot % len(DEVICE_COLORS)]
