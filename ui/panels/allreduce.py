@@ -1,8 +1,8 @@
 """All-reduce calculator: ring against tree in the alpha-beta model, bus bandwidth as
 nccl-tests reports it, and measured nccl-tests logs drawn over the model.
 
-Every number comes from :mod:`workbench.comms`, :mod:`workbench.comms_sweep` and
-:mod:`workbench.link_health`; this module only lays them out. Two tabs of charts:
+Every number comes from the panel's analysis (:mod:`workbench.analyses.allreduce`, kept by
+the document once per change); this module only lays them out. Two tabs of charts:
 
 - against message size: time (ring, tree, the crossover size, the current size as the
   operating point) and bus bandwidth (with the link bandwidth as a reference);
@@ -26,6 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
@@ -61,8 +62,17 @@ import presets
 from ui import theme as th
 from ui.charts import Chart, LogUnitAxis, discard_legend, si_label
 from ui.panel import PanelBase, ResultRow
-from workbench import comms, comms_sweep, link_health, units
-from workbench._validate import InputError
+from workbench import units
+from workbench.analyses.allreduce import AllReduceAnalysis, LogAnalysis, analyse, read_log
+from workbench.comms import MIN_POINTS_PER_REGION
+from workbench.comms_sweep import RANKS_MIN, CommsSweep, MeasuredLog
+from workbench.link_health import (
+    DEGRADED,
+    HEALTHY_RATIO,
+    LARGE_MESSAGE_BYTES,
+    MIN_LARGE_SIZES,
+    NodeLayout,
+)
 from workbench.nccl import GB, SIZE_OVER_TIME
 from workbench.scenarios import COLLECTIVES, MAX_JSON_CHARS, VALUE_LABELS, AllReduceScenario
 
@@ -86,10 +96,9 @@ COMPARISON_COLORS = (th.PURPLE, th.SKY, th.BLACK, th.VERMILLION)
 #: tells them apart without colour, and the list under the charts repeats both.
 LOG_STYLES = ((th.GREEN, "o"), (th.PURPLE, "s"), (th.SKY, "t"), (th.BLACK, "d"), (th.VERMILLION, "x"),
               (th.YELLOW, "+"))
-#: Link classes marked on the chart against link bandwidth (interconnect preset keys), and
-#: which keep their label first where labels would touch (the NIC between nodes comes after
+#: Which link classes of the chart against link bandwidth (the analysis's LINK_CLASS_MARKS and
+#: the NIC between nodes) keep their label first where labels would touch (the NIC comes after
 #: NVLink 4 and PCIe Gen4; the form's own interconnect always keeps its label).
-LINK_CLASS_MARKS = ("pcie-4-x16", "pcie-5-x16", "nvlink-3", "nvlink-4", "nvlink-5")
 LINK_MARK_PRIORITY = ("nvlink-4", "pcie-4-x16", "nvlink-5", "nic-100g", "nic-200g", "nic-400g", "nic-800g",
                       "pcie-5-x16", "nvlink-3")
 
@@ -266,22 +275,38 @@ def _marker_icon(color: QColor, symbol: str, size: int = 14) -> QIcon:
 
 @dataclass(frozen=True)
 class LoadedLog:
-    """One log of the scenario as the panel shows it: ``name`` as stored (the file name),
-    ``label`` its legend name (unique among the loaded logs), the analysis (None with the
-    reason in ``error`` when the stored text cannot be read), its link health and the model
-    curve it is compared with (``model``, ``model_name``; None when it has none)."""
+    """One log of the scenario as the panel shows it: ``entry`` what the analysis made of it
+    (the parsed log, None with the reason in ``error`` when the stored text cannot be read,
+    its link health and the model curve it is compared with), ``label`` its legend name
+    (unique among the loaded logs), ``model_name`` its model's, and its colour and marker."""
 
     index: int
-    name: str
     label: str
     text: str
-    log: comms_sweep.MeasuredLog | None
-    error: str
-    health: link_health.LinkHealth | None
-    model: comms_sweep.CommsSweep | None
+    entry: LogAnalysis
     model_name: str
     color: QColor
     symbol: str
+
+    @property
+    def name(self) -> str:
+        return self.entry.name  # as stored (the file name)
+
+    @property
+    def log(self) -> MeasuredLog | None:
+        return self.entry.log
+
+    @property
+    def error(self) -> str:
+        return self.entry.error
+
+    @property
+    def health(self):
+        return self.entry.health
+
+    @property
+    def model(self) -> CommsSweep | None:
+        return self.entry.model
 
 
 class AllReducePanel(PanelBase):
@@ -294,11 +319,11 @@ class AllReducePanel(PanelBase):
         self.catalog = catalog
         self._interconnects = {ic.key: ic for ic in presets.load_interconnects()}
         self._comparison: list[tuple[str, AllReduceScenario]] = []
-        self._analyses: dict[tuple[str, str | None], tuple[comms_sweep.MeasuredLog | None, str]] = {}
+        #: each compared scenario's curve over this panel's sizes, kept while both are the same
+        self._compared: dict[tuple, tuple[AllReduceScenario, CommsSweep | None]] = {}
         self._loaded: list[LoadedLog] = []
         self._selected = 0
         self._crossover_line = None
-        self._op = None
         self._crossover_value: float | None = None
         self._latency_from: int | None = None
         self._result_count = 0
@@ -306,10 +331,9 @@ class AllReducePanel(PanelBase):
         #: what each chart tab was last drawn from; the tab behind is drawn when it is chosen
         self._drawn_from: dict[int, tuple] = {}
         self._undrawn: set[int] = set()
-        #: what the last refresh drew beside the size (_beside_the_size), the size tab's curves
-        #: (with the selected log and the comparison) and the logs' list: a new size alone
-        #: moves the operating points and leaves the rest as it is
-        self._drawn_beside: tuple | None = None
+        #: what the size tab's curves (everything beside the size, _beside_the_size, with the
+        #: selected log and the comparison) and the logs' list were last drawn from: a new size
+        #: alone moves the operating points and leaves the rest as it is
         self._size_curves: tuple | None = None
         self._listed: tuple | None = None
         super().__init__(scenario if scenario is not None else AllReduceScenario(), parent, undo_stack=undo_stack)
@@ -548,12 +572,14 @@ class AllReducePanel(PanelBase):
                 raise ValueError(f"it is larger than the {_size_text(max(room, 0))} left for logs in this "
                                  "scenario" if s.logs else f"it is larger than {_size_text(MAX_LOG_CHARS)}")
             text = path.read_text(encoding="utf-8", errors="replace")
-            log = comms_sweep.analyze_log(text, s.collective)
         except OSError as exc:
             self.show_status(f"Could not read {path.name}: {exc.strerror or exc}")
             return False
-        except (InputError, ValueError) as exc:
-            reason = str(exc).removeprefix("text: ")
+        except ValueError as exc:
+            self.show_status(f"{path.name} is not an nccl-tests log ({exc}). Nothing was changed.")
+            return False
+        log, reason = read_log(text, s.collective)  # kept: the analysis of the edit finds it parsed
+        if log is None:
             self.show_status(f"{path.name} is not an nccl-tests log ({reason}). Nothing was changed.")
             return False
         if len(text) > room:
@@ -562,7 +588,6 @@ class AllReducePanel(PanelBase):
         if any(text == other for _name, other in s.logs):
             self.show_status(f"{path.name} is loaded already. Nothing was changed.")
             return False
-        self._analyses[(text, s.collective)] = (log, "")
         changes = AllReduceScenario.log_fields([*s.logs, (path.name[:AllReduceScenario.MAX_LOG_NAME], text)])
         if not s.logs:  # the model follows the first log
             if log.n_ranks is not None and log.n_ranks >= 2:
@@ -614,68 +639,28 @@ class AllReducePanel(PanelBase):
         if len(rows) == 1 and not getattr(self, "_filling_table", False):
             self.select_log(rows.pop())
 
-    def measured(self) -> comms_sweep.MeasuredLog | None:
+    def measured(self) -> MeasuredLog | None:
         """The selected log, parsed and fitted (None without one or when it cannot be read)."""
         loaded = self.selected_log()
         return loaded.log if loaded is not None else None
 
-    def _analysis(self, text: str, collective: str) -> tuple[comms_sweep.MeasuredLog | None, str]:
-        key = (text, collective)
-        if key not in self._analyses:
-            try:
-                self._analyses[key] = (comms_sweep.analyze_log(text, collective), "")
-            except (InputError, ValueError) as exc:
-                self._analyses[key] = (None, str(exc).removeprefix("text: "))
-        return self._analyses[key]
-
-    def _link_catalog(self):
-        return _PresetLinks(self._interconnects)
-
-    def _load_views(self, s: AllReduceScenario, sw: comms_sweep.CommsSweep) -> list[LoadedLog]:
-        logs = s.logs
-        live = {(text, s.collective) for _name, text in logs}
-        self._analyses = {k: val for k, val in self._analyses.items() if k in live}
-        labels = _legend_labels([(name, self._analysis(text, s.collective)[0]) for name, text in logs])
+    def _log_views(self, s: AllReduceScenario, a: AllReduceAnalysis) -> list[LoadedLog]:
+        """The analysis's logs with their legend names, colours and markers."""
+        labels = _legend_labels([(entry.name, entry.log) for entry in a.logs])
         views = []
-        for i, ((name, text), label) in enumerate(zip(logs, labels, strict=True)):
-            log, error = self._analysis(text, s.collective)
+        for i, ((_name, text), entry, label) in enumerate(zip(s.logs, a.logs, labels, strict=True)):
             color, symbol = LOG_STYLES[i % len(LOG_STYLES)]
-            qcolor = _tone(color)
-            health = model = None
-            model_name = ""
-            if log is not None:
-                health = link_health.classify(log.result, self._link_catalog(), s.inter_node)
-                model, model_name = self._log_model(s, sw, log, health)
-            views.append(LoadedLog(i, name, label, text, log, error, health, model, model_name, qcolor, symbol))
+            model_name = (f"{_label(entry.log.collective)} model, {entry.log.n_ranks:,} ranks, {entry.model_link}"
+                          if entry.model is not None else "")
+            views.append(LoadedLog(i, label, text, entry, model_name, _tone(color), symbol))
         return views
-
-    def _log_model(self, s, sw, log, health) -> tuple[comms_sweep.CommsSweep | None, str]:
-        """The model a log is drawn against: its own collective and rank count, on the link its
-        devices should reach (presets; across nodes the hierarchical ring), else on the form's
-        link. None when it has no collective, one rank, or when that is the form's model."""
-        n = log.n_ranks
-        if log.collective is None or n is None or n < 2 or not len(log.sizes):
-            return None, ""
-        expected = health.expected if health is not None else None
-        if expected is not None:
-            bw, alpha, where = expected.achievable_bw, expected.alpha, expected.name
-        else:
-            bw, alpha, where = s.link_bw, s.alpha, "the form's link"
-        if (log.collective, n) == (sw.collective, sw.n_ranks) and math.isclose(bw, sw.link_bw, rel_tol=1e-9) \
-                and math.isclose(alpha, sw.alpha, rel_tol=1e-9, abs_tol=1e-15):
-            return None, ""  # the form's curves are this log's model
-        lo, hi = float(log.sizes.min()), float(log.sizes.max())
-        if not lo < hi:
-            return None, ""
-        model = comms_sweep.sweep(log.collective, n, bw, alpha, lo, hi)
-        return model, f"{_label(log.collective)} model, {n:,} ranks, {where}"
 
     def use_fit(self) -> bool:
         """Set the model's link to the ring that reproduces the selected log's fitted line:
         bandwidth and latency when the fit measured both, only what it measured otherwise."""
-        log = self.measured()
-        s = self.scenario()
-        params = _ring_parameters(log, s) if log is not None else None
+        selected = self.selected_log()
+        log = selected.log if selected is not None else None
+        params = selected.entry.ring_parameters if log is not None else None
         if params is None:
             self.show_status("No fitted measurement to use: load an nccl-tests log with at least two sizes.")
             return False
@@ -720,42 +705,25 @@ class AllReducePanel(PanelBase):
         return self._latency_from
 
     def _beside_the_size(self, s: AllReduceScenario) -> tuple:
-        """Everything the size sweep, the logs' views and the size tab's curves are drawn from,
-        except the message size: a new size moves their operating points only."""
+        """Everything the size tab's curves and the logs' list are drawn from, except the
+        message size: a new size moves their operating points only."""
         fields = tuple((f.name, getattr(s, f.name)) for f in dataclasses.fields(s) if f.name != "size_bytes")
         return fields, th.current_theme(), th.presentation_enabled()
 
     def refresh(self) -> None:
         s = self.scenario()
-        op = s.collective
+        # both tabs' numbers, so that a scenario one of them cannot show is reported now
+        a = self.analysis()
+        point, sw = a.point, a.sweep
         beside = self._beside_the_size(s)
-        same_curves = beside == self._drawn_beside  # only the size changed since the last refresh
-        sw = self._sweep if same_curves else comms_sweep.sweep(op, s.n_ranks, s.link_bw, s.alpha, s.size_min,
-                                                               s.size_max)
-        point = comms_sweep.operating_point(op, s.size_bytes, s.n_ranks, s.link_bw, s.alpha)
-        # both tabs' numbers, so that a scenario one of them cannot show is reported now (the
-        # rank sweep's curves only when they are drawn: the results need its latency row alone)
         front = self.chart_tabs.currentIndex()
-        top = max(comms_sweep.RANKS_MAX, s.n_ranks)
-        if front == SCALE_TAB:
-            rs = comms_sweep.rank_sweep(op, s.size_bytes, s.link_bw, s.alpha, comms_sweep.RANKS_MIN, top)
-            latency_from = rs.latency_from
-        else:
-            rs = None
-            latency_from = comms_sweep.latency_takes_over(op, s.size_bytes, s.link_bw, s.alpha, top)
-        bs = comms_sweep.bandwidth_sweep(op, s.size_bytes, s.n_ranks, s.alpha, min(1e9, s.link_bw / 2.0),
-                                         max(2e12, s.link_bw * 2.0))
-        if not same_curves:
-            self._loaded = self._load_views(s, sw)
+        self._loaded = self._log_views(s, a)
         self._selected = min(max(self._selected, 0), max(0, len(self._loaded) - 1))
-        self._op = point
-        self._sweep = sw
-        self._drawn_beside = None  # until the drawing below is done
-        self._latency_from = latency_from
+        self._latency_from = a.latency_from
         # only the charts of the tab in front are drawn; the other tab's are when it is chosen
         if front == SCALE_TAB:
-            self._draw_ranks_chart(s, rs, point)
-            self._draw_link_chart(s, bs, point)
+            self._draw_ranks_chart(s, a)
+            self._draw_link_chart(s, a)
         else:
             curves = (beside, self._selected, tuple(self._comparison))
             if curves == self._size_curves:
@@ -773,7 +741,6 @@ class AllReducePanel(PanelBase):
         if listed != self._listed:  # the logs' list shows neither the size nor its numbers
             self._fill_logs_table()
             self._listed = listed
-        self._drawn_beside = beside
         self._fill_results(s, point, self.selected_log())
         self._update_log_widgets(s, self.selected_log())
 
@@ -788,10 +755,8 @@ class AllReducePanel(PanelBase):
         else:
             c.add_series("ring (model)", sw.sizes, sw.ring, color=_tone(RING_COLOR))
         for i, (name, other) in enumerate(self._comparison):
-            try:
-                osw = comms_sweep.sweep(other.collective, other.n_ranks, other.link_bw, other.alpha,
-                                        s.size_min, s.size_max)
-            except ValueError:
+            osw = self._compared_sweep(other, s)
+            if osw is None:
                 continue
             c.add_series(name, osw.sizes, osw.best, color=_tone(COMPARISON_COLORS[i % len(COMPARISON_COLORS)]),
                          style="dash" if i % 2 == 0 else "dot")
@@ -811,8 +776,7 @@ class AllReducePanel(PanelBase):
             c.add_series(MODEL_LEGEND, [], [], color=th.current_theme().muted, style="dash", width=1.5)
         if selected is not None and selected.log is not None and selected.log.fit is not None:
             log = selected.log
-            xs, ys = log.fit_curve(comms_sweep.size_grid(float(log.sizes.min()), float(log.sizes.max()), 8)
-                                   if log.sizes.min() < log.sizes.max() else log.sizes)
+            xs, ys = selected.entry.fit_sizes, selected.entry.fit_times
             if len(xs) > 1:
                 alpha = si_label(log.fit.alpha, "s") if log.fit.alpha_measured else "α?"
                 c.add_series(f"fit: {alpha} + S / {si_label(log.fit.bandwidth, 'B/s')}",
@@ -832,6 +796,29 @@ class AllReducePanel(PanelBase):
             self._crossover_value = point.crossover
         self._mark_time_point(point, sw)
         c.getPlotItem().getViewBox().enableAutoRange()
+
+    def _compared_sweep(self, other: AllReduceScenario, s: AllReduceScenario) -> CommsSweep | None:
+        """A compared scenario's model over this panel's sizes (its own analysis, without its
+        logs), None when it cannot be computed; kept while both are the same."""
+        key = (id(other), s.size_min, s.size_max)
+        kept = self._compared.get(key)
+        if kept is None or kept[0] is not other:
+            try:
+                shape = other.with_changes(size_min=s.size_min, size_max=s.size_max,
+                                           **AllReduceScenario.log_fields([]))
+                kept = (other, analyse(shape, None, self._presets()).sweep)
+            except (ValueError, ArithmeticError):
+                kept = (other, None)
+            compared = {id(sc) for _name, sc in self._comparison}
+            self._compared = {k: v for k, v in self._compared.items() if k[0] in compared}
+            self._compared[key] = kept
+        return kept[1]
+
+    def _presets(self) -> Any:
+        """The preset look-ups the panel's own analysis uses (``workbench.catalog`` style)."""
+        from ui.document import PresetCatalog
+
+        return PresetCatalog(self.catalog)
 
     def _mark_time_point(self, point, sw) -> None:
         self.chart.set_operating_point(point.size_bytes, point.best_time,
@@ -875,7 +862,8 @@ class AllReducePanel(PanelBase):
     def _mark_busbw_point(self, point) -> None:
         self.busbw_chart.set_operating_point(point.size_bytes, point.busbw, si_label(point.busbw, "B/s"))
 
-    def _draw_ranks_chart(self, s, rs, point) -> None:
+    def _draw_ranks_chart(self, s, a: AllReduceAnalysis) -> None:
+        rs = a.ranks
         c = self.ranks_chart
         c.clear_series()
         c.clear_reference_lines()
@@ -891,7 +879,7 @@ class AllReducePanel(PanelBase):
         if positive.any():
             c.add_series("ring transfer term", rs.ranks[positive], rs.ring_transfer[positive], color=th.current_theme().muted,
                          style="dash", width=1.5)
-        if rs.latency_from is not None and rs.latency_from > comms_sweep.RANKS_MIN:
+        if rs.latency_from is not None and rs.latency_from > RANKS_MIN:
             line = c.add_reference_line(float(rs.latency_from), label=f"latency dominates from n = {rs.latency_from:,}")
             line.setToolTip("From this rank count on, the ring spends more time in its 2(n-1) latency steps than "
                             "in moving the bytes")
@@ -901,18 +889,16 @@ class AllReducePanel(PanelBase):
                 line.label.anchors = [(1.0, 1.0), (1.0, 1.0)]
                 line.label.updatePosition()
         for view in self._loaded:
-            log = view.log
-            if log is None or log.collective != s.collective or not log.n_ranks or log.n_ranks < 2:
-                continue
-            t = log.time_at(s.size_bytes)
+            t = view.entry.time_at_size  # None for a log not of this collective, or without ranks
             if t is not None:
-                c.add_series(view.label, [float(log.n_ranks)], [t],
+                c.add_series(view.label, [float(view.log.n_ranks)], [t],
                              color=view.color, symbol=view.symbol, width=1.0)
-        best = float(rs.best[rs.ranks == s.n_ranks][0]) if (rs.ranks == s.n_ranks).any() else point.best_time
+        best = a.rank_point_time
         c.set_operating_point(float(s.n_ranks), best, f"{s.n_ranks:,} ranks: {si_label(best, 's')}")
         c.getPlotItem().getViewBox().enableAutoRange()
 
-    def _draw_link_chart(self, s, bs, point) -> None:
+    def _draw_link_chart(self, s, a: AllReduceAnalysis) -> None:
+        bs, point = a.bandwidths, a.point
         c = self.link_chart
         c.clear_series()
         c.clear_reference_lines()
@@ -922,12 +908,8 @@ class AllReducePanel(PanelBase):
             c.add_series("tree", bs.bandwidths, bs.tree, color=_tone(TREE_COLOR))
         else:
             c.add_series("ring (model)", bs.bandwidths, bs.ring, color=_tone(RING_COLOR))
-        marks = [self._interconnects[k] for k in LINK_CLASS_MARKS if k in self._interconnects]
-        nic = self._interconnects.get(s.inter_node)
-        if nic is not None:
-            marks.append(nic)
         self._link_marks = []
-        for ic in sorted(marks, key=lambda ic: ic.bw_per_direction):
+        for ic in a.link_classes:  # slowest first
             name = ic.name.split(" (", 1)[0].removeprefix("InfiniBand / Ethernet NIC, ")
             line = c.add_reference_line(ic.bw_per_direction, label=f"{name} NIC" if ic.key.startswith("nic-") else name)
             line.setToolTip(f"{ic.name}: {units.format_quantity(ic.bw_per_direction, 'B/s')} per direction (nominal)")
@@ -983,7 +965,7 @@ class AllReducePanel(PanelBase):
                         item.setToolTip(_tip(tip))
                     if col == 0:
                         item.setIcon(_marker_icon(view.color, view.symbol))
-                    if col == HEALTH_COLUMN and view.health is not None and view.health.verdict == link_health.DEGRADED:
+                    if col == HEALTH_COLUMN and view.health is not None and view.health.verdict == DEGRADED:
                         item.setForeground(QColor(th.current_theme().error))
                     table.setItem(view.index, col, item)
             if self._loaded:
@@ -1040,7 +1022,7 @@ class AllReducePanel(PanelBase):
             self._fit_results_height()
 
     @staticmethod
-    def _log_rows(selected: LoadedLog, log: comms_sweep.MeasuredLog) -> list[ResultRow]:
+    def _log_rows(selected: LoadedLog, log: MeasuredLog) -> list[ResultRow]:
         r = log.result
         ranks = _ranks_text(log)
         rows = [ResultRow("Log: rows parsed, ranks", f"{log.row_count:,} rows, {ranks}", "",
@@ -1112,9 +1094,7 @@ class AllReducePanel(PanelBase):
         self.remove_log_button.setEnabled(selected is not None)
         self.load_button.setEnabled(len(s.logs) < AllReduceScenario.MAX_LOGS)
         log = selected.log if selected is not None else None
-        params = None
-        if log is not None:
-            params = _ring_parameters(log, s)
+        params = selected.entry.ring_parameters if log is not None else None
         fit = log.fit if log is not None else None
         self.fit_button.setVisible(log is not None)
         usable = params is not None and fit is not None and (fit.alpha_measured or fit.bandwidth_measured)
@@ -1174,13 +1154,13 @@ class AllReducePanel(PanelBase):
             "on the link its devices should reach (NVLink generation or PCIe, from the interconnect presets; "
             "across nodes the hierarchical ring, min(NVLink, ranks per node × NIC)). Its out-of-place times "
             "are fitted with t = α + S/B; the fit says how far to trust it: α counts as measured only with "
-            f"at least {comms.MIN_POINTS_PER_REGION} sizes below S½ = α·B (latency-dominated), B only with "
+            f"at least {MIN_POINTS_PER_REGION} sizes below S½ = α·B (latency-dominated), B only with "
             "as many above. “Use fitted latency and bandwidth” turns the line into the ring model's B and α.</p>"
-            f"<p><b>Link health</b>: the highest busbw at {_size_text(link_health.LARGE_MESSAGE_BYTES)} and "
-            f"above against the expected link's nominal rate: healthy from {link_health.HEALTHY_RATIO:.0%}, "
+            f"<p><b>Link health</b>: the highest busbw at {_size_text(LARGE_MESSAGE_BYTES)} and "
+            f"above against the expected link's nominal rate: healthy from {HEALTHY_RATIO:.0%}, "
             "degraded below it (and placed in the slowest link class that covers it: a node whose NVLink "
             "is down shows PCIe-class numbers), not comparable without devices the presets know or with "
-            f"fewer than {link_health.MIN_LARGE_SIZES} large sizes.</p>"
+            f"fewer than {MIN_LARGE_SIZES} large sizes.</p>"
         )
 
     def chart_for_export(self) -> QWidget | None:
@@ -1190,13 +1170,14 @@ class AllReducePanel(PanelBase):
     def csv_columns(self) -> list[tuple[str, Sequence]] | None:
         """Model sweep (size, ring and tree time, busbw) plus every loaded log's measured rows."""
         s = self.scenario()
-        sw = comms_sweep.sweep(s.collective, s.n_ranks, s.link_bw, s.alpha, s.size_min, s.size_max)
+        a = self.analysis()
+        sw = a.sweep
         n = len(sw.sizes)
         sizes = [float(x) for x in sw.sizes]
         ring = [float(x) for x in sw.ring]
         tree = [float(x) for x in sw.tree] if sw.tree is not None else [None] * n
         busbw = [float(x) for x in sw.best_busbw]
-        logs = [view for view in self._loaded if view.log is not None]
+        logs = [view for view in self._log_views(s, a) if view.log is not None]
         if not logs:
             return [("size (B)", sizes), ("ring time (s)", ring), ("tree time (s)", tree), ("busbw (B/s)", busbw)]
         source, m_sizes, m_busbw, m_times = ["model"] * n, [], [], []
@@ -1217,30 +1198,7 @@ class AllReducePanel(PanelBase):
         ]
 
 
-class _PresetLinks:
-    """The panel's interconnect presets as a ``workbench.catalog`` catalog for link health."""
-
-    def __init__(self, interconnects):
-        self._interconnects = interconnects
-
-    def hardware(self, key: str):
-        return presets.hardware_by_key(key)
-
-    def interconnect(self, key: str):
-        try:
-            return self._interconnects[key]
-        except KeyError:
-            raise InputError("key", f"no interconnect preset {key!r}") from None
-
-
-def _ring_parameters(log: comms_sweep.MeasuredLog, s: AllReduceScenario) -> tuple[float, float] | None:
-    """(link bandwidth, latency per step) of the ring that reproduces a log's fitted line: with
-    the log's own collective and rank count (a send/receive log's bandwidth is one link's),
-    the form's where the log does not say."""
-    return log.fitted_ring_parameters(log.collective or s.collective, log.n_ranks or s.n_ranks)
-
-
-def _legend_labels(entries: Sequence[tuple[str, comms_sweep.MeasuredLog | None]]) -> list[str]:
+def _legend_labels(entries: Sequence[tuple[str, MeasuredLog | None]]) -> list[str]:
     """A legend name per log: its file name, then its host and its date where files share a
     name, then its position where even those are the same."""
     base = [name or f"log {i + 1}" for i, (name, _log) in enumerate(entries)]
@@ -1260,7 +1218,7 @@ def _legend_labels(entries: Sequence[tuple[str, comms_sweep.MeasuredLog | None]]
     return [f"{label} #{i + 1}" if labels.count(label) > 1 else label for i, label in enumerate(labels)]
 
 
-def _ranks_text(log: comms_sweep.MeasuredLog) -> str:
+def _ranks_text(log: MeasuredLog) -> str:
     r = log.result
     if not log.n_ranks:
         return "ranks not listed"
@@ -1268,7 +1226,7 @@ def _ranks_text(log: comms_sweep.MeasuredLog) -> str:
     return f"{log.n_ranks:,} rank{'s' if log.n_ranks != 1 else ''}" + (f" ({source})" if source else "")
 
 
-def _collective_text(log: comms_sweep.MeasuredLog) -> str:
+def _collective_text(log: MeasuredLog) -> str:
     r = log.result
     if log.collective is None:
         return "collective not named"
@@ -1279,12 +1237,11 @@ def _collective_text(log: comms_sweep.MeasuredLog) -> str:
     return _label(log.collective)
 
 
-def _device_text(log: comms_sweep.MeasuredLog) -> str:
+def _device_text(log: MeasuredLog, layout: NodeLayout) -> str:
     r = log.result
     names = r.device_names
     if not names:
         return "not listed"
-    layout = link_health.node_layout(r)
     hosts = f", {layout.nodes} hosts" if layout.nodes and layout.nodes > 1 else ""
     return " / ".join(names) + hosts
 
@@ -1308,7 +1265,7 @@ def _table_cells(view: LoadedLog) -> list[tuple[str, str]]:
         (_collective_text(log), f"Compared with: {view.model_name}" if view.model_name else
          "Compared with the form's model (same collective, ranks and link)"),
         (_ranks_text(log), ""),
-        (_device_text(log), ", ".join(r.hosts)),
+        (_device_text(log, view.entry.layout), ", ".join(r.hosts)),
         (fit_text, fit_tip),
         (health.summary if health is not None else "", health_tip),
     ]
@@ -1323,7 +1280,7 @@ def _details(view: LoadedLog) -> str:
     lines = [view.label if view.label == view.name else f"{view.label}\n{view.name}"]
     lines.append(f"{_collective_text(log)}, {_ranks_text(log)}, {log.row_count:,} sizes")
     if r.device_names:
-        layout = link_health.node_layout(r)
+        layout = view.entry.layout
         hosts = ", ".join(layout.hosts[:4]) + (" …" if len(layout.hosts) > 4 else "")
         lines.append(f"Device: {' / '.join(r.device_names)} on {layout.nodes} host"
                      f"{'s' if (layout.nodes or 0) > 1 else ''} ({hosts})")
