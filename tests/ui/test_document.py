@@ -23,6 +23,7 @@ from workbench import plan as plan_model
 from workbench.plan import RunPlan
 from workbench.scaling_analysis import analyse_scaling
 from workbench.scenarios import FIELD_LABELS, SCENARIO_TYPES, Scenario, _int, register_scenario_type
+from workbench import workspace
 from workbench.workspace import DEFAULT_PLAN
 
 MAIN_WINDOW = Path(__file__).resolve().parents[2] / "ui" / "main_window.py"
@@ -254,14 +255,20 @@ class _NoteView(PanelBase):
 
     def refresh(self) -> None:
         if hasattr(self, "chart"):
-            n = self.scenario().count
+            n = self.analysis()  # what the kind's analysis worked out: the view only draws it
             self.chart.add_series("count", [0.0, 1.0], [float(n), float(n)])
+
+
+def _note_analysis(scenario: _NoteScenario, view, catalog) -> float:
+    """The dummy kind's analysis (it would live beside its scenario type)."""
+    return 2.0 * scenario.count
 
 
 def test_another_panel_needs_a_scenario_type_a_view_and_one_registry_line(qtbot, project_path, tmp_path,
                                                                         monkeypatch):
     # the three places: the scenario type, the view, one registry line
     register_scenario_type(_NoteScenario)
+    monkeypatch.setitem(workspace.ANALYSES, "note_test", _note_analysis)  # beside the scenario type
     FIELD_LABELS.setdefault("count", "Count")
     record = panel_registry.register_panel(panel_registry.PanelRecord(
         "note_test", "Notes (test)", "Notes", _NoteScenario, _NoteView, _NoteScenario))
@@ -269,8 +276,13 @@ def test_another_panel_needs_a_scenario_type_a_view_and_one_registry_line(qtbot,
         window = _open(qtbot, project_path)
         assert "note_test" in window.panels and "note_test" in window.docks
         notes = window.panel("note_test")
+        window.raise_panel("note_test")
+        before = window.document.analyses.computed["note_test"]
         _type(qtbot, notes.field("count").edit, "7")
         assert notes.scenario().count == 7 and window.undo_stack.count() == 1
+        assert window.document.analysis("note_test") == 14.0
+        assert notes.chart.series()[0].item.getOriginalDataset()[1].tolist() == [14.0, 14.0]
+        assert window.document.analyses.computed["note_test"] == before + 1  # drawn and read: once
         monkeypatch.setattr(dialogs, "ask_text", lambda *a, **k: "seven")
         assert window.save_panel_scenario("note_test") is not None
         assert window.save()
