@@ -106,3 +106,21 @@ def test_a_panel_behind_another_tab_computes_nothing_until_it_is_shown(qtbot, wi
     assert _computed(window) == before + 1
     assert panel.scenario().n_gpus == 128 and "Amdahl speedup at 128 GPUs" in _rows(panel)
     assert window.document.analysis(KIND) is panel._shown and _computed(window) == before + 1
+
+
+def test_a_compared_scenario_gets_its_own_analysis_on_this_chart_s_gpu_axis(qtbot, window):
+    from workbench.analyses import scaling as analysis_of
+    from workbench.scenarios import ScalingScenario
+
+    panel = _in_front(qtbot, window)
+    count = _computed(window)
+    saved = ScalingScenario(serial_fraction=0.005, n_gpus=1024)  # its own count would stretch its curve to 4,096
+    panel.set_comparison([("baseline", saved)])
+    assert _computed(window) == count  # the panel's own analysis is kept; the compared one is its own
+    curve = next(series for series in panel.chart.series() if series.name.startswith("baseline"))
+    expected = analysis_of.analyse(saved.with_changes(n_gpus=panel.scenario().n_gpus), None, window.document.catalog)
+    assert curve.x.tolist() == panel._shown.curve_gpus.tolist() and curve.x[-1] == 1024
+    assert curve.y.tolist() == expected.curve_speedup.tolist() and expected.curve_speedup[-1] > 100
+    columns = dict(panel.csv_columns())
+    assert columns["baseline speedup (x)"] == list(expected.csv_speedup)
+    assert _computed(window) == count

@@ -803,6 +803,8 @@ class ScalingPanel(PanelBase):
     def _compared_analyses(self, n_gpus: int) -> list[tuple[str, ScalingScenario, analysis_of.ScalingAnalysis]]:
         """Each compared scenario's analysis, on this chart's GPU axis (the scenario at this
         panel's GPU count, so its curve spans the same range): kept while the count is the same."""
+        if any(count != n_gpus for _other, count in self._compared):
+            self._compared = {}  # another axis: the curves kept for the last one are of no use
         out = []
         for name, other in self._comparison:
             key = (other, n_gpus)
