@@ -80,6 +80,10 @@ class PresetCatalog:
                                          "pick one in the toolbar or add it in Hardware > Hardware Presets")
         return self._hardware.get(key)
 
+    def items(self) -> list[Hardware]:
+        """Every device of the catalog (an analysis comparing one device with the others)."""
+        return self._hardware.items()
+
     def interconnect(self, key: str) -> Interconnect:
         try:
             return presets.interconnect_by_key(key)

@@ -790,13 +790,23 @@ class PanelBase(QWidget):
         self._catch_up()
         if self._analysis_cache is None:
             self._analysis_cache = AnalysisCache()
+        return self._analysis_cache.get(self.kind, self.analysed_scenario(), self._view, self.presets(),
+                                        getattr(getattr(self, "catalog", None), "revision", None))
+
+    def presets(self) -> Any:
+        """``self.catalog`` (the window's hardware presets) as the ``workbench.catalog`` look-up
+        the analyses take: the panel's own analysis, and a compared scenario's."""
         catalog = getattr(self, "catalog", None)
         if self._preset_lookup is None or getattr(self._preset_lookup, "_hardware", None) is not catalog:
             from ui.document import PresetCatalog
 
             self._preset_lookup = PresetCatalog(catalog)
-        return self._analysis_cache.get(self.kind, self._scenario, self._view, self._preset_lookup,
-                                  getattr(catalog, "revision", None))
+        return self._preset_lookup
+
+    def analysed_scenario(self) -> Any:
+        """The scenario the analysis is worked out from (the shown one; a panel whose scenario
+        holds view state, like the animation's step, hands over the one without it)."""
+        return self._scenario
 
     def use_analysis_cache(self, cache: Any) -> None:
         """Keep this panel's analyses in ``cache`` (the document's, when it attaches the panel)."""

@@ -188,6 +188,8 @@ def _lookup(catalog: Catalog, key: str, what: str) -> Interconnect:
         return catalog.interconnect(key)
     except v.InputError as exc:
         raise v.InputError(what, str(exc).split(": ", 1)[-1]) from None
+    except KeyError as exc:  # a plain catalog's word for an unknown key
+        raise v.InputError(what, str(exc.args[0]) if exc.args else f"no interconnect preset {key!r}") from None
 
 
 def expected_link(result: NcclResult, catalog: Catalog | None = None,

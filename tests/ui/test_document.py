@@ -18,12 +18,11 @@ from ui import dialogs
 from ui import panels as panel_registry
 from ui.main_window import WORKSPACE_KEY, MainWindow
 from ui.panel import PanelBase
-from workbench import carbon
+from workbench import carbon, workspace
 from workbench import plan as plan_model
 from workbench.plan import RunPlan
 from workbench.scaling_analysis import analyse_scaling
 from workbench.scenarios import FIELD_LABELS, SCENARIO_TYPES, Scenario, _int, register_scenario_type
-from workbench import workspace
 from workbench.workspace import DEFAULT_PLAN
 
 MAIN_WINDOW = Path(__file__).resolve().parents[2] / "ui" / "main_window.py"

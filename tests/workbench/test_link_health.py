@@ -150,6 +150,10 @@ def test_the_catalog_is_the_callers_and_the_nic_must_exist():
     with pytest.raises(InputError) as info:
         link_health.classify(result, inter_node="nic-9000g")
     assert info.value.parameter == "inter_node"
+    # a plain catalog says KeyError for a key it lacks: still the caller's field, with what to fix
+    with pytest.raises(InputError) as info:
+        link_health.classify(result, presets.catalog.BUILTIN, inter_node="nic-9000g")
+    assert info.value.parameter == "inter_node" and "nic-9000g" in str(info.value)
     with pytest.raises(InputError) as info:
         link_health.classify("not a result")
     assert info.value.parameter == "result"

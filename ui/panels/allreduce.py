@@ -26,7 +26,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
@@ -806,19 +805,13 @@ class AllReducePanel(PanelBase):
             try:
                 shape = other.with_changes(size_min=s.size_min, size_max=s.size_max,
                                            **AllReduceScenario.log_fields([]))
-                kept = (other, analyse(shape, None, self._presets()).sweep)
+                kept = (other, analyse(shape, None, self.presets()).sweep)
             except (ValueError, ArithmeticError):
                 kept = (other, None)
             compared = {id(sc) for _name, sc in self._comparison}
             self._compared = {k: v for k, v in self._compared.items() if k[0] in compared}
             self._compared[key] = kept
         return kept[1]
-
-    def _presets(self) -> Any:
-        """The preset look-ups the panel's own analysis uses (``workbench.catalog`` style)."""
-        from ui.document import PresetCatalog
-
-        return PresetCatalog(self.catalog)
 
     def _mark_time_point(self, point, sw) -> None:
         self.chart.set_operating_point(point.size_bytes, point.best_time,

@@ -375,22 +375,14 @@ class CollectivePanel(PanelBase):
         return bar
 
     # -- the model's answers ------------------------------------------------------------------
-    def analysis(self) -> CollectiveAnalysis:
-        """The schedule, its traffic and its step times (``workbench.analyses.collective``),
-        computed once per change. The step on screen is no input of it: the scenario is handed
-        over as it was when a field other than the step last changed, so a step of the
-        animation finds the analysis kept and computes nothing."""
-        self._catch_up()
+    def analysed_scenario(self) -> CollectiveScenario:
+        """The step on screen is no input of the analysis: the scenario is handed over as it was
+        when a field other than the step last changed, so a step of the animation finds the
+        analysis kept and computes nothing."""
         live = self._scenario
         if not _same_but_the_step(self._analysed, live):
             self._analysed = live
-        if self._analysed is live:
-            return super().analysis()
-        self._scenario = self._analysed  # the base reads the scenario from here (caught up above)
-        try:
-            return super().analysis()
-        finally:
-            self._scenario = live
+        return self._analysed
 
     def collective(self) -> Collective:
         return Collective(self._scenario.collective)

@@ -726,12 +726,11 @@ class MeasuredPanel(PanelBase):
         kept = self._compared
         if kept is not None and kept[0] is analysis and kept[1] is self._comparison:
             return kept[2]
-        from ui.document import PresetCatalog
         from workbench.analyses.measured import analyse
         from workbench.workspace import PlanView
 
         view = PlanView(plan=analysis.plan, prediction=analysis.prediction, problem=analysis.problem)
-        catalog = PresetCatalog(self.catalog)
+        catalog = self.presets()
         out = []
         for label, other in self._comparison:
             theirs = analyse(other.with_changes(plan=analysis.plan, energy=None), view, catalog)

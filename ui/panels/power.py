@@ -140,7 +140,6 @@ class PowerPanel(PanelBase):
         self._comparison: list[tuple[str, PowerScenario]] = []
         #: the compared scenarios' analyses, kept while the list and the presets are the same
         self._compared: tuple[object, list[tuple[str, PowerAnalysis | None]]] = (None, [])
-        self._presets = None  # self.catalog as a workbench catalog, for the compared scenarios
         self._slider_caps = np.array([])
         self._view_message = ""
         self._embodied = load_embodied_figures()
@@ -501,14 +500,6 @@ class PowerPanel(PanelBase):
         node size of the cap command, the predicted MFU), so it is the new plan's."""
         self.refresh()
 
-    def _preset_catalog(self):
-        """``self.catalog`` as a ``workbench.catalog`` catalog (what the analyses look GPUs up in)."""
-        if self._presets is None:
-            from ui.document import PresetCatalog
-
-            self._presets = PresetCatalog(self.catalog)
-        return self._presets
-
     def _on_hardware_activated(self, index: int) -> None:
         self._field_edited("hardware", self.hardware_combo.itemData(index))
 
@@ -606,7 +597,7 @@ class PowerPanel(PanelBase):
         with the model's message next to the cap field."""
         if changes.get("power_cap_w") is not None and self._scenario is not None:
             try:
-                analysis_of.check_cap(self._scenario.with_changes(**changes), self._preset_catalog())
+                analysis_of.check_cap(self._scenario.with_changes(**changes), self.presets())
             except InputError as exc:
                 if exc.parameter == "power_cap_w":
                     self.show_validation_error(exc, changes)
@@ -770,7 +761,7 @@ class PowerPanel(PanelBase):
             analysed: list[tuple[str, PowerAnalysis | None]] = []
             for name, other in self._comparison:
                 try:
-                    analysed.append((name, analysis_of.analyse(other, None, self._preset_catalog())))
+                    analysed.append((name, analysis_of.analyse(other, None, self.presets())))
                 except (ValueError, ArithmeticError):
                     analysed.append((name, None))
             self._compared = (key, analysed)
@@ -1251,7 +1242,7 @@ class PowerPanel(PanelBase):
             view.blockLink(True)
         try:
             for chart, (y_lo, y_hi) in zip((self.chart, self.rate_chart), ranges, strict=True):
-                chart.set_log_range(lo - margin, hi + right, y_lo, y_hi)
+                chart.set_log_range(lo - margin, hi + right, y_lo, y_hi, hold=True)
         finally:
             for view in views:
                 view.blockLink(False)

@@ -1237,7 +1237,7 @@ class RooflinePanel(PanelBase):
         revision = getattr(self.catalog, "revision", self._catalog_version)
         kept = self._compared_kept
         if kept is None or kept[0] is not self._comparison or kept[1] != revision:
-            analysed = [(i, name, roofline_analysis.analyse(scen, None, self._preset_lookup))
+            analysed = [(i, name, roofline_analysis.analyse(scen, None, self.presets()))
                         for i, (name, scen) in enumerate(self._comparison)]
             kept = self._compared_kept = (self._comparison, revision, analysed)
         out = []

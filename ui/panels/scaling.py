@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
 
 from ui import theme as th
 from ui.charts import Chart
-from ui.document import PresetCatalog
 from ui.panel import RESULTS_SHARE, RESULTS_SHARE_PRESENTING, PanelBase, ResultRow
 from workbench import measured_scaling as ms  # parsing typed rows and writing numbers as labels
 from workbench._validate import InputError
@@ -98,14 +97,6 @@ class SpeedupChart(Chart):
         legend = self.getPlotItem().legend
         if legend is not None:
             legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-10, -10))
-
-
-class _ListedPresets(PresetCatalog):
-    """The window's presets as a workbench catalog that can list its devices too: the analysis
-    compares the scenario's dense peak with every other device's sparse one."""
-
-    def items(self):
-        return self._hardware.items()
 
 
 # -- the measured table ---------------------------------------------------------------------------
@@ -294,7 +285,6 @@ class ScalingPanel(PanelBase):
         self._ceiling_labels: list[str] = []
         self._filled: tuple | None = None  # what the measured table shows (_measured_key)
         super().__init__(scenario if scenario is not None else ScalingScenario(), parent, undo_stack=undo_stack)
-        self._preset_lookup = _ListedPresets(catalog)  # what PanelBase.analysis hands the analysis
         self._build_form()
         self.chart = SpeedupChart(
             title="Speedup vs GPU count",
@@ -551,7 +541,7 @@ class ScalingPanel(PanelBase):
 
         view = self.plan_view()
         base = view.plan if view is not None else DEFAULT_PLAN
-        return ms.planned_tokens_per_s(scenario or self.scenario(), base, PresetCatalog(self.catalog))
+        return ms.planned_tokens_per_s(scenario or self.scenario(), base, self.presets())
 
     def use_planned_throughput(self) -> bool:
         """The stale notice's way out: plan the throughput for the hardware now chosen."""
@@ -809,7 +799,7 @@ class ScalingPanel(PanelBase):
         for name, other in self._comparison:
             key = (other, n_gpus)
             if key not in self._compared:
-                self._compared[key] = analysis_of.analyse(other.with_changes(n_gpus=n_gpus), None, self._preset_lookup)
+                self._compared[key] = analysis_of.analyse(other.with_changes(n_gpus=n_gpus), None, self.presets())
             out.append((name, other, self._compared[key]))
         return out
 
