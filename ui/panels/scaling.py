@@ -895,7 +895,7 @@ class ScalingPanel(PanelBase):
         ticks = _power_of_two_ticks(top)
         chart.axis("x").setTicks(ticks)
         chart.axis("y").setTicks(_power_of_two_ticks(y_top * 1.5, max_labels=9))
-        chart.set_log_range(1, top, 0.8, y_top * 1.5, padding=0.02)  # room for the '1' tick label
+        chart.set_log_range(1, top, 0.8, y_top * 1.5, padding=0.02, hold=True)  # room for the "1" tick label
 
     def ceiling_labels(self) -> list[str]:
         """The labels of the ceilings drawn on the chart (for tests and reading aloud)."""
