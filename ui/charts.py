@@ -1361,13 +1361,43 @@ class Chart(pg.PlotWidget):
         if self._title:
             size = th.BASE_LABEL_FONT_PT * 1.15 * s
             shown = self._elided_title(size)
+            before = getattr(self, "_shown_title", None)
             self._shown_title = (shown, size)
-            plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
+            label = plot.titleLabel
+            look = (self._theme.ink, size)
+            if before is not None and before[1] == size and getattr(self, "_title_look", None) == look \
+                    and label.isVisible():
+                self._retitle(label, shown, size)
+            else:
+                plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
+                self._title_look = look
             # the whole title on hover over the title (not the plot) when it had to be cut
-            plot.titleLabel.setToolTip(self._title if shown != self._title else "")
+            tip = self._title if shown != self._title else ""
+            if label.toolTip() != tip:
+                label.setToolTip(tip)
         else:
             self._shown_title = None
             plot.setTitle(None)
+
+    def _retitle(self, label: pg.LabelItem, shown: str, size_pt: float) -> None:
+        """A new text in the title's style: pyqtgraph's setText asks the plot's layout again
+        every time, which relays the whole plot out; a text of the same height in a row wide
+        enough keeps the layout as it is, so only the text is set (and centred again)."""
+        old = label.itemRect()
+        color = QColor(self._theme.ink).name(QColor.NameFormat.HexArgb)
+        label.text = html.escape(shown)
+        # the style setTitle gives it (colour, size, bold), so the two ways look the same
+        label.item.setHtml(f"<span style='color: {color}; font-size: {size_pt:.1f}pt; font-weight: bold'>"
+                           f"{label.text}</span>")
+        new = label.itemRect()
+        if new.height() != old.height() or new.width() > label.rect().width():
+            label.resizeEvent(None)  # centres it and asks the layout for the new size
+            return
+        # centred in its row, as LabelItem.resizeEvent does, without its layout request
+        label.item.setPos(0, 0)
+        bounds = label.itemRect()
+        bounds.moveCenter(label.rect().center())
+        label.item.setPos(bounds.topLeft() - label.itemRect().topLeft())
 
     def _elided_title(self, size_pt: float) -> str:
         """The title cut with "…" to the chart's width: pyqtgraph keeps a chart at least as wide

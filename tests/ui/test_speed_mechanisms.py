@@ -373,3 +373,33 @@ def test_refit_fits_tightly_what_a_held_range_kept(chart):
     vb.refit()
     (_, _), (_, top) = chart.visible_range()
     assert top < held_top
+
+
+def test_a_new_title_of_the_same_size_is_set_without_asking_the_layout_and_looks_the_same(qtbot, chart, monkeypatch):
+    chart.set_title("Step time: 1.23 s")
+    _events()
+    asked = []
+    real = pg.LabelItem.updateMin
+    monkeypatch.setattr(pg.LabelItem, "updateMin", lambda label: (asked.append(1), real(label))[1])
+    chart.set_title("Step time: 4.56 s")
+    _events()
+    assert asked == []
+    assert chart.getPlotItem().titleLabel.item.toPlainText() == "Step time: 4.56 s"
+    # drawn as a chart given that title from the start draws it
+    fresh = Chart(title="Step time: 4.56 s", x_label="Size", x_unit="B", y_label="Time", y_unit="s",
+                  log_x=True, log_y=True)
+    qtbot.addWidget(fresh)
+    fresh.resize(chart.size())
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    _events()
+    title = chart.getPlotItem().titleLabel
+
+    def title_pixels(c):
+        rect = c.mapFromScene(title.sceneBoundingRect()).boundingRect()
+        return c.grab(rect).toImage()
+
+    assert title_pixels(chart) == title_pixels(fresh)
+    chart.set_title("Step time: 4.56 s, and a great deal more text than the row had room for before")
+    _events()
+    assert asked  # wider than its row: laid out again
