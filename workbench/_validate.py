@@ -336,10 +336,35 @@ def scalar_or_array(result: np.ndarray, was_scalar: bool):
 
 
 # -- the way out of a public function -------------------------------------------------------------
+#: dataclass field names by type (None: not a dataclass), for the check every public call makes
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    names = _FIELD_NAMES.get(kind, ())
+    if names == ():
+        names = tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+        _FIELD_NAMES[kind] = names
+    return names
+
+
 def non_finite(value: object, _depth: int = 0) -> bool:
     """Whether a NaN or an infinity sits anywhere in ``value``: a number, a numpy array, or a
     mapping, sequence or dataclass holding them (a few levels deep)."""
-    if _depth > 4 or value is None or isinstance(value, (bool, str, bytes)):
+    if _depth > 4:
+        return False
+    kind = type(value)
+    # the common cases first, without the abstract number types' slower checks
+    if kind is float:
+        return not math.isfinite(value)
+    if kind is int or kind is bool or kind is str or value is None:
+        return False
+    if kind is tuple or kind is list:
+        return any(non_finite(x, _depth + 1) for x in value)
+    names = _field_names(kind)
+    if names is not None:
+        return any(non_finite(getattr(value, name), _depth + 1) for name in names)
+    if isinstance(value, (bool, str, bytes)):
         return False
     if isinstance(value, numbers.Integral):
         return False
@@ -353,8 +378,6 @@ def non_finite(value: object, _depth: int = 0) -> bool:
         return any(non_finite(x, _depth + 1) for x in value.values())
     if isinstance(value, (list, tuple)):
         return any(non_finite(x, _depth + 1) for x in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return any(non_finite(getattr(value, f.name), _depth + 1) for f in dataclasses.fields(value))
     return False
 
 
