@@ -64,6 +64,7 @@ from ui.panels import PANELS
 from ui.panels import record as panel_record
 from ui.run_summary import summary_line
 from ui.scenario_browser import ScenarioBrowser
+from ui.widgets.steady_label import SteadyLabel
 from workbench.scenarios import scenario_from_json
 
 if TYPE_CHECKING:
@@ -334,7 +335,7 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         bar.setObjectName("statusBar")
-        self.summary_label = QLabel(self)
+        self.summary_label = SteadyLabel(self)
         self.summary_label.setObjectName("runSummary")
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.summary_label.setContentsMargins(8, 0, 8, 0)
@@ -665,13 +666,7 @@ class MainWindow(QMainWindow):
         plan = self.document.plan()
         text, tip = summary_line(self.document.prediction(), plan, self.catalog.name(plan.hardware),
                                  self.document.prediction_problem())
-        if text != self.summary_label.text():
-            self.summary_label.setText(text)
-            # its width only grows: one digit less on every edit would lay the status bar and
-            # the window out again and repaint the label three times
-            width = self.summary_label.sizeHint().width()
-            if width > self.summary_label.minimumWidth():
-                self.summary_label.setMinimumWidth(width)
+        self.summary_label.show_text(text)  # its size only grows: no relayout per edit
         if tip != self.summary_label.toolTip():
             self.summary_label.setToolTip(tip)
 

@@ -222,3 +222,20 @@ def test_tooltips_name_the_prefixes_each_unit_really_takes(qtbot):
     assert "SI prefixes" not in percent.edit.toolTip()  # "5k%" means nothing
     assert "ms" in duration.edit.toolTip() and "min" in duration.edit.toolTip()
     assert "MiB" in size.edit.toolTip()
+
+
+def test_showing_the_value_it_already_shows_sets_no_text(qtbot, bandwidth, monkeypatch):
+    # a panel shows its scenario again after every change: the same text set again repainted
+    # every field of the form
+    edit = bandwidth.edit
+    edit.setValue(100e9)
+    sets = []
+    real = QuantityEdit.setText
+    monkeypatch.setattr(QuantityEdit, "setText", lambda e, text: (sets.append(text), real(e, text))[1])
+    edit.setValue(100e9)
+    assert sets == []
+    edit.setValue(200e9)
+    assert sets == [edit.text()] and edit.value() == 200e9
+    qtbot.keyClicks(edit, "x")  # typed but not committed: showing the value puts it back
+    edit.setValue(200e9)
+    assert edit.text() == sets[0] and len(sets) == 2

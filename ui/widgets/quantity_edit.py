@@ -175,7 +175,8 @@ class QuantityEdit(QLineEdit):
             value = float(value)
             self._value = int(round(value)) if self._integer and value.is_integer() else value
             self._shown_text = self.format_value(value)
-        self.setText(self._shown_text)
+        if self.text() != self._shown_text:  # setText repaints the field even with the same text
+            self.setText(self._shown_text)
         self._set_error("")
 
     def format_value(self, value: float) -> str:
