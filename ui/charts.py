@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -462,6 +463,28 @@ def discard_legend(legend) -> None:
     if legend.scene() is not None:
         legend.scene().removeItem(legend)
 
+#: every chart alive, for :func:`hand_over_scene_changes`
+_CHARTS: weakref.WeakSet = weakref.WeakSet()
+
+
+def hand_over_scene_changes(window) -> None:
+    """Let the scenes of ``window``'s charts pass their changed items to their views now.
+
+    A scene queues that work; a chart whose items change while the event loop's round runs
+    (its range settled, a linked view following) has it queued after the window's update
+    request, and was painted in a repaint of its own after the rest of the window: one more
+    pass per chart. Called when the window's update request arrives, every chart changed by
+    one edit is painted in the same pass. Only the scenes' own queued calls run here."""
+    meta_call = QEvent.Type.MetaCall.value
+    for chart in list(_CHARTS):
+        try:
+            scene = chart.scene() if chart._alive() else None
+            if scene is not None and chart.window() is window:
+                QCoreApplication.sendPostedEvents(scene, meta_call)
+        except RuntimeError:  # its Qt side is gone: nothing to hand over
+            continue
+
+
 class Chart(pg.PlotWidget):
     """The chart every panel draws into. All values passed in are real SI values.
 
@@ -565,6 +588,7 @@ class Chart(pg.PlotWidget):
         plot.getViewBox().sigRangeChanged.connect(self._apply_view_transform)
         self._restyle()
         th.register(self)
+        _CHARTS.add(self)
 
     def _set_grid_background(self, color: QColor | None) -> None:
         for side in ("bottom", "left"):

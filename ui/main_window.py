@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -1196,6 +1197,13 @@ class MainWindow(QMainWindow):
         for widget in self.findChildren(QWidget):
             if widget.acceptDrops() and widget is not self:
                 widget.installEventFilter(self)
+
+    def event(self, event) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest:
+            charts = sys.modules.get("ui.charts")  # none before the first panel is built
+            if charts is not None:
+                charts.hand_over_scene_changes(self)  # one repaint per edit, not one per chart
+        return super().event(event)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt naming
         kind = event.type()

@@ -19,7 +19,7 @@ from math import log10 as math_log10
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QObject
 
 from storage import Project
 from ui.catalog import HardwareCatalog
@@ -403,3 +403,52 @@ def test_a_new_title_of_the_same_size_is_set_without_asking_the_layout_and_looks
     chart.set_title("Step time: 4.56 s, and a great deal more text than the row had room for before")
     _events()
     assert asked  # wider than its row: laid out again
+
+
+# -- one repaint per edit -------------------------------------------------------------------------
+class _Passes(QObject):
+    """Which of the window's repaints (update requests) painted which chart."""
+
+    def __init__(self, window, charts):
+        super().__init__()
+        self.window = window
+        self.viewports = {chart.viewport(): chart.objectName() or str(i) for i, chart in enumerate(charts)}
+        self.current = 0
+        self.painted: list[tuple[int, str]] = []
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.UpdateRequest and obj is self.window:
+            self.current += 1
+        elif event.type() == QEvent.Type.Paint and obj in self.viewports:
+            self.painted.append((self.current, self.viewports[obj]))
+        return False
+
+
+@pytest.mark.parametrize(("kind", "field", "values"), [
+    ("power", "static_fraction", (0.4, 0.3)),  # two charts, their x axes linked
+    ("allreduce", "size_bytes", (256 * 2**20, 1024 * 2**20)),
+])
+def test_an_edit_paints_every_chart_it_changed_in_one_repaint_of_the_window(qtbot, new_window, kind, field, values):
+    window = new_window()
+    panel = window.panel(kind)
+    window.raise_panel(kind)
+    charts = [c for c in panel.findChildren(Chart) if c.isVisible()]
+    assert len(charts) >= 2
+    qtbot.waitUntil(lambda: all(c.viewport().isVisible() for c in charts))
+    for value in values:  # the first edits settle the axes and the layout
+        window.document.edit_scenario(kind, **{field: value})
+        _events()
+    passes = _Passes(window, charts)
+    QCoreApplication.instance().installEventFilter(passes)
+    try:
+        for value in values:
+            passes.painted.clear()
+            window.document.edit_scenario(kind, **{field: value})
+            qtbot.waitUntil(lambda: {name for _, name in passes.painted} == set(passes.viewports.values()))
+            _events()
+            assert len({n for n, _ in passes.painted}) == 1, passes.painted  # one repaint, not one per chart
+            assert len(passes.painted) == len(charts)  # and each chart painted once
+    finally:
+        QCoreApplication.instance().removeEventFilter(passes)
