@@ -105,24 +105,35 @@ class SteadyViewBox(pg.ViewBox):
     pyqtgraph fits the range to the data after every change, so a value typed, or a slider
     step, moved the axes a little each time: the gridlines jumped under the curve (harder to
     see what moved) and every axis recorded its ticks and texts again (the largest part of a
-    redraw). Here an automatic fit goes through :func:`held_range`. A range the caller sets
-    (unless it asks for ``Chart.set_log_range(..., hold=True)``) and an explicit
-    :meth:`autoRange` are taken as they are; :meth:`refit` fits tight once."""
+    redraw). Here an automatic fit goes through :func:`held_range`, except the first after a
+    resize. A range the caller sets (unless it asks for ``Chart.set_log_range(..., hold=True)``)
+    and an explicit :meth:`autoRange` are taken as they are; :meth:`refit` fits tight once."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._tight = False
         self._fitted = False  # the range is still pyqtgraph's default: nothing to hold
+        self._resized = False  # the next automatic fit follows a new size: fitted as it asks
 
     def setRange(self, rect=None, xRange=None, yRange=None, padding=None, update=True,  # noqa: N802
                  disableAutoRange=True):
-        if self._updatingRange and not disableAutoRange and rect is None and not self._tight:
+        automatic = self._updatingRange and not disableAutoRange and rect is None
+        if automatic and not self._tight and not self._resized:
             # pyqtgraph's automatic fit (updateAutoRange): move only what must move
             xRange, yRange = self.held(xRange, yRange)
             if xRange is None and yRange is None:
                 return
+        if automatic:
+            self._resized = False
         super().setRange(rect, xRange, yRange, padding, update, disableAutoRange)
         self._fitted = True
+
+    def resizeEvent(self, ev):  # noqa: N802 - pyqtgraph naming
+        # pyqtgraph's padding depends on the size: held across a shrink and a grow, the
+        # range would keep the smaller size's wider padding
+        if ev.oldSize() != ev.newSize():
+            self._resized = True
+        super().resizeEvent(ev)
 
     def held(self, x_range, y_range):
         """``x_range`` and ``y_range`` as :func:`held_range` has them (None: keep that axis)."""

@@ -452,3 +452,35 @@ def test_an_edit_paints_every_chart_it_changed_in_one_repaint_of_the_window(qtbo
             assert len(passes.painted) == len(charts)  # and each chart painted once
     finally:
         QCoreApplication.instance().removeEventFilter(passes)
+
+
+def test_a_resize_fits_the_automatic_range_as_it_asks_not_held(qtbot, chart):
+    vb = chart.getPlotItem().getViewBox()
+    vb.enableAutoRange()
+    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 5.0])
+    _events()
+    chart.grab()
+    fitted = chart.visible_range()
+    chart.resize(300, 200)  # pyqtgraph pads a small view more
+    _events()
+    chart.grab()
+    assert chart.visible_range() != fitted
+    chart.resize(900, 560)
+    _events()
+    chart.grab()
+    (x0, x1), (y0, y1) = chart.visible_range()
+    assert (x0, x1, y0, y1) == pytest.approx((*fitted[0], *fitted[1]), rel=1e-9)  # not the small size's padding
+
+
+def test_the_power_sweeps_fit_their_new_room_exactly_when_presented(qtbot, new_window):
+    window = new_window()
+    panel = window.panel("power")
+    window.raise_panel("power")
+    qtbot.waitUntil(lambda: panel.on_screen() and not panel.is_stale())
+    for share in (0.45, 0.3, 0.4, 0.35):  # held across the edits
+        window.document.edit_scenario("power", static_fraction=share)
+        _events()
+    panel._fit_cap_ranges()  # as a resize or a restyle asks: the exact fit for this room
+    exact = panel.chart.visible_range()[0]
+    lo, hi = float(panel.analysis().sweep.cap_w.min()), float(panel.analysis().sweep.cap_w.max())
+    assert exact[0] == pytest.approx(lo - 0.04 * (hi - lo))  # its margin, not an earlier edit's

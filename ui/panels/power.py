@@ -1220,12 +1220,14 @@ class PowerPanel(PanelBase):
             top = 0.28 if legend else 0.1
             ranges.append((y_lo - 0.05 * span, y_hi + top * span))
         self._cap_ranges = (float(np.min(caps)), float(np.max(caps)), float(best.cap_w), ranges)
-        self._fit_cap_ranges()
+        self._fit_cap_ranges(hold=True)
 
-    def _fit_cap_ranges(self, *_args) -> None:
+    def _fit_cap_ranges(self, *_args, hold: bool = False) -> None:
         """x from the lowest to the highest cap, with room on the right for the best cap's label:
         it is drawn to the right of its line (ui.charts), so near the right end the range grows by
-        the label's width in pixels (again whenever the chart is resized or restyled)."""
+        the label's width in pixels (again whenever the chart is resized or restyled). ``hold``:
+        new numbers, the axes held while they stay well inside them; a resize or a restyle fits
+        them exactly (held, each new size's room would only ever widen them)."""
         fitted = getattr(self, "_cap_ranges", None)
         if fitted is None or self._shown is None:
             return
@@ -1242,7 +1244,7 @@ class PowerPanel(PanelBase):
             view.blockLink(True)
         try:
             for chart, (y_lo, y_hi) in zip((self.chart, self.rate_chart), ranges, strict=True):
-                chart.set_log_range(lo - margin, hi + right, y_lo, y_hi, hold=True)
+                chart.set_log_range(lo - margin, hi + right, y_lo, y_hi, hold=hold)
         finally:
             for view in views:
                 view.blockLink(False)
