@@ -484,3 +484,27 @@ def test_the_power_sweeps_fit_their_new_room_exactly_when_presented(qtbot, new_w
     exact = panel.chart.visible_range()[0]
     lo, hi = float(panel.analysis().sweep.cap_w.min()), float(panel.analysis().sweep.cap_w.max())
     assert exact[0] == pytest.approx(lo - 0.04 * (hi - lo))  # its margin, not an earlier edit's
+
+
+def test_held_roofline_axes_keep_still_and_its_roofs_reach_their_edges(qtbot):
+    from PySide6.QtGui import QUndoStack
+
+    from ui.panels.roofline import RooflinePanel
+    from workbench.scenarios import RooflineScenario
+
+    panel = RooflinePanel(HardwareCatalog(), RooflineScenario(), undo_stack=QUndoStack())
+    qtbot.addWidget(panel)
+    panel.resize(1400, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    asked = panel.analysis().extent
+    panel.edit(show_precision_ceilings=True)  # higher peaks: the axes grow
+    _events()
+    grown = [v for pair in panel.chart.visible_range() for v in pair]
+    panel.edit(show_precision_ceilings=False)  # back: the axes stay where they were
+    _events()
+    assert [v for pair in panel.chart.visible_range() for v in pair] == pytest.approx(grown)
+    assert panel.analysis().extent == asked  # the analysis asks for the tight axes ...
+    (x0, _x1), _ = panel.chart.visible_range()
+    roof = min(min(s.x) for s in panel.chart.series() if len(s.x))
+    assert roof == pytest.approx(x0, rel=1e-6)  # ... and the roofs are drawn out to the held edge

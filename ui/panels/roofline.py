@@ -644,6 +644,8 @@ class RooflinePanel(PanelBase):
         #: the saved scenarios' analyses: (comparison list, catalog revision, [(slot, name, analysis)])
         self._compared_kept: tuple | None = None
         self._range_key: tuple | None = None
+        #: the axes as set when they were held wider than the analysis asked (None: as asked)
+        self._held: roofline_analysis.Extent | None = None
         self._overlays: list[tuple[pg.TextItem, str | None, float, tuple]] = []
         self._text_pool: dict[tuple, list[pg.TextItem]] = {}
         self._builder: KernelBuilderDialog | None = None
@@ -1320,15 +1322,25 @@ class RooflinePanel(PanelBase):
             self._stale_times.discard(kernels[row])  # the flag goes: the time is the user's word
             self.refresh()
 
-    def _update_range(self) -> None:
+    def _update_range(self) -> bool:
         """The axes the analysis worked out; set only when they change (a user's zoom survives
         edits that do not move things), and held while what is drawn stays well inside them (a
-        ceiling switched on and off again leaves the axes, and 10,000 kernels' places, still)."""
+        ceiling switched on and off again leaves the axes, and 10,000 kernels' places, still).
+        Returns whether they are held wider than asked: the roofs are then drawn to their edges."""
         e = self._extent
         key = (e.xmin, e.xmax, e.ymin, e.ymax)
         if key != self._range_key:
             self._range_key = key
             self.chart.set_log_range(*key, hold=True)
+            (x0, x1), (y0, y1) = self.chart.visible_range()
+            shown = (x0, x1, y0, y1)
+            same = all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(shown, key, strict=True))
+            self._held = None if same else roofline_analysis.Extent(*shown)
+        if self._held is None or self._held == e:
+            return False
+        self._extent = self._held
+        self._lines = self._analysis.lines_within(self._held)
+        return True
 
     def _device_color(self, slot: int) -> QColor:
         color = DEVICE_COLORS[slot % len(DEVICE_COLORS)]
@@ -1342,7 +1354,8 @@ class RooflinePanel(PanelBase):
         self._drawing = True
         try:
             with self.chart.replacing_series():
-                self._update_range()
+                if self._update_range() and compared:
+                    compared = [(i, name, c, c.lines_within(self._extent)[0][:2]) for i, name, c, _ in compared]
                 self._draw_roof_lines(s, compared)
         finally:
             self._drawing = False
