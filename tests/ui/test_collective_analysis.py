@@ -6,12 +6,18 @@ behind another tab computes nothing until it is shown."""
 
 from __future__ import annotations
 
-import csv
-
 import pytest
 from PySide6.QtCore import Qt
+from window_helpers import (
+    analyses_read,
+    computed,
+    csv_rows,
+    dark_theme,
+    in_front,
+    result_values,
+    type_in,
+)
 
-from ui import theme as th
 from workbench import collectives, units
 from workbench.collectives import Collective
 
@@ -23,45 +29,10 @@ def window(new_window):
     return new_window()
 
 
-@pytest.fixture
-def rendered(monkeypatch):
-    """``rendered(panel)``: from now on, every analysis the panel reads is listed."""
-    seen = []
-
-    def spy(panel):
-        real = panel.analysis
-        monkeypatch.setattr(panel, "analysis", lambda: seen.append(real()) or seen[-1])
-        return seen
-
-    return spy
-
-
-def _computed(window) -> int:
-    return window.document.analyses.computed[KIND]
-
-
-def _in_front(qtbot, window, kind: str = KIND):
-    window.raise_panel(kind)
-    panel = window.panel(kind)
-    qtbot.waitUntil(lambda: panel.on_screen() and not panel.is_stale())
-    return panel
-
-
-def _type(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
-
-
 def _press(qtbot, panel, key, times: int = 1) -> None:
     panel.view.setFocus()
     for _ in range(times):
         qtbot.keyClick(panel.view, key)
-
-
-def _rows(panel) -> dict[str, str]:
-    return {q: v for q, v, _u in panel.results.rows()}
 
 
 def _shows(panel, analysis) -> None:
@@ -74,32 +45,32 @@ def _shows(panel, analysis) -> None:
                                    root=sc.root)
     assert analysis.frames == tuple(frames) and analysis.times == tuple(times)
     assert panel.view.frame() is analysis.frames[panel.current_step()]
-    assert _rows(panel)["Steps"] == str(len(frames) - 1)
-    assert _rows(panel)["Time, whole collective (ring model)"] == units.format_quantity(
+    assert result_values(panel)["Steps"] == str(len(frames) - 1)
+    assert result_values(panel)["Time, whole collective (ring model)"] == units.format_quantity(
         collectives.total_time(times), "s").split(" ")[0]
     assert panel.step_slider.maximum() == len(frames) - 1
 
 
-def test_a_toolbar_edit_computes_the_analysis_once_and_the_panel_shows_it(qtbot, window, rendered):
-    panel = _in_front(qtbot, window)
-    seen = rendered(panel)
-    before = _computed(window)
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "16")
+def test_a_toolbar_edit_computes_the_analysis_once_and_the_panel_shows_it(qtbot, window, monkeypatch):
+    panel = in_front(qtbot, window, KIND)
+    seen = analyses_read(monkeypatch, panel)
+    before = computed(window, KIND)
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "16")
     assert window.document.plan().n_gpus == 16 and panel.scenario().n_ranks == 16
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before + 1
     analysis = window.document.analysis(KIND)
     assert seen and all(a is analysis for a in seen)  # what the panel drew is what the document hands out
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before + 1
     assert analysis.last_step == 2 * 15  # a ring all-reduce on 16 ranks
     assert analysis.plan_link is not None and panel.link_source() == "plan"
     _shows(panel, analysis)
 
 
 def test_stepping_the_animation_computes_nothing(qtbot, window):
-    panel = _in_front(qtbot, window)
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "8")  # 14 steps to walk through
+    panel = in_front(qtbot, window, KIND)
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "8")  # 14 steps to walk through
     analysis = window.document.analysis(KIND)
-    before = _computed(window)
+    before = computed(window, KIND)
     _press(qtbot, panel, Qt.Key.Key_Right, 3)
     assert panel.current_step() == 3 and panel.scenario().step == 3  # kept in the scenario
     assert panel.view.frame() is analysis.frames[3]
@@ -112,38 +83,35 @@ def test_stepping_the_animation_computes_nothing(qtbot, window):
     _press(qtbot, panel, Qt.Key.Key_Space)  # play to the end
     qtbot.waitUntil(lambda: not panel.is_playing(), timeout=5000)
     assert panel.current_step() == analysis.last_step
-    assert _computed(window) == before  # every step drew a frame of the one analysis
-    assert window.document.analysis(KIND) is analysis and _computed(window) == before
+    assert computed(window, KIND) == before  # every step drew a frame of the one analysis
+    assert window.document.analysis(KIND) is analysis and computed(window, KIND) == before
     _shows(panel, analysis)
 
 
-def test_a_theme_switch_a_second_read_and_an_export_compute_nothing_more(qtbot, qapp, window, tmp_path):
-    panel = _in_front(qtbot, window)
+def test_a_theme_switch_a_second_read_and_an_export_compute_nothing_more(qtbot, window, tmp_path):
+    panel = in_front(qtbot, window, KIND)
     analysis = window.document.analysis(KIND)
-    before = _computed(window)
-    try:
-        th.apply_theme(qapp, "dark")
+    before = computed(window, KIND)
+    with dark_theme(window):
         assert panel.view._theme.name == "dark"
-    finally:
-        th.apply_theme(qapp, "light")
     assert window.document.analysis(KIND) is analysis
-    rows = list(csv.reader(open(panel.export_to("csv", tmp_path / "collective.csv"), newline="")))
-    assert _computed(window) == before
+    rows = csv_rows(panel.export_to("csv", tmp_path / "collective.csv"))
+    assert computed(window, KIND) == before
     assert len(rows) - 1 == len(analysis.frames)
     assert float(rows[-1][-1]) == pytest.approx(analysis.total_time, rel=1e-6)  # elapsed ends at the whole time
     assert panel.animation_caption().assumptions.endswith("(alpha-beta model)")
-    assert _computed(window) == before
+    assert computed(window, KIND) == before
     _shows(panel, analysis)
 
 
-def test_an_edit_of_the_panel_s_own_field_computes_once(qtbot, window, rendered):
-    panel = _in_front(qtbot, window)
+def test_an_edit_of_the_panel_s_own_field_computes_once(qtbot, window, monkeypatch):
+    panel = in_front(qtbot, window, KIND)
     _press(qtbot, panel, Qt.Key.Key_Right, 2)  # a step, then an edit: the edit computes
-    seen = rendered(panel)
-    before = _computed(window)
-    _type(qtbot, panel.size_field.edit, "64 MiB")
+    seen = analyses_read(monkeypatch, panel)
+    before = computed(window, KIND)
+    type_in(qtbot, panel.size_field.edit, "64 MiB")
     assert panel.scenario().message_bytes == 64 * 2**20
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before + 1
     analysis = window.document.analysis(KIND)
     assert seen and all(a is analysis for a in seen)
     assert analysis.chunk_bytes == 64 * 2**20 / panel.scenario().n_ranks
@@ -151,15 +119,15 @@ def test_an_edit_of_the_panel_s_own_field_computes_once(qtbot, window, rendered)
 
 
 def test_a_built_panel_behind_another_tab_computes_nothing_until_it_is_shown(qtbot, window):
-    panel = _in_front(qtbot, window)
-    _in_front(qtbot, window, "allreduce")
+    panel = in_front(qtbot, window, KIND)
+    in_front(qtbot, window, "allreduce")
     qtbot.waitUntil(lambda: not panel.on_screen())
-    before = _computed(window)
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "32")
+    before = computed(window, KIND)
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "32")
     assert window.document.plan().n_gpus == 32
-    assert _computed(window) == before and panel.is_stale()
-    _in_front(qtbot, window)
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before and panel.is_stale()
+    in_front(qtbot, window, KIND)
+    assert computed(window, KIND) == before + 1
     assert panel.scenario().n_ranks == 32
     _shows(panel, window.document.analysis(KIND))
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before + 1

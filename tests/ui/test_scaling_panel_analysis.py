@@ -4,10 +4,8 @@ computes nothing more, and a panel behind another tab computes nothing until it 
 
 from __future__ import annotations
 
-import csv
-
 import pytest
-from PySide6.QtCore import Qt
+from window_helpers import computed, csv_table, dark_theme, in_front, result_values, type_in
 
 from workbench import measured_scaling as ms
 
@@ -19,38 +17,16 @@ def window(new_window):
     return new_window()
 
 
-def _computed(window) -> int:
-    return window.document.analyses.computed[KIND]
-
-
-def _in_front(qtbot, window, kind: str = KIND):
-    window.raise_panel(kind)
-    panel = window.panel(kind)
-    qtbot.waitUntil(lambda: panel.on_screen() and not panel.is_stale())
-    return panel
-
-
-def _type(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
-
-
-def _rows(panel) -> dict[str, str]:
-    return {q: v for q, v, _u in panel.results.rows()}
-
-
 def test_a_gpu_count_typed_in_the_toolbar_computes_the_analysis_once_and_the_panel_shows_it(qtbot, window):
-    panel = _in_front(qtbot, window)
-    before = _computed(window)
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    panel = in_front(qtbot, window, KIND)
+    before = computed(window, KIND)
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert window.document.plan().n_gpus == 64 and panel.scenario().n_gpus == 64
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before + 1
     analysis = window.document.analysis(KIND)
-    assert _computed(window) == before + 1  # the document hands over the panel's, not a second one
+    assert computed(window, KIND) == before + 1  # the document hands over the panel's, not a second one
     assert analysis is panel._shown  # what the panel drew is that very analysis
-    rows = _rows(panel)
+    rows = result_values(panel)
     assert rows["Amdahl speedup at 64 GPUs"] == ms.plain_number(analysis.figures.speedup)
     assert rows["MFU (run plan)"] == ms.plain_number(window.document.prediction().mfu * 100)
     assert analysis.plan_step.mfu == window.document.prediction().mfu
@@ -59,68 +35,62 @@ def test_a_gpu_count_typed_in_the_toolbar_computes_the_analysis_once_and_the_pan
 
 
 def test_a_theme_switch_a_second_read_and_an_export_compute_nothing_more(qtbot, window, tmp_path):
-    panel = _in_front(qtbot, window)
+    panel = in_front(qtbot, window, KIND)
     assert panel.edit(measured=((8, 1000.0), (64, 6500.0), (256, 19000.0)), _merge=False)
     first = window.document.analysis(KIND)
-    count = _computed(window)
-    try:
-        window.apply_theme_mode("dark", store=False)
+    count = computed(window, KIND)
+    with dark_theme(window):
         assert panel.chart.theme().dark  # the panel redrew in the new theme
-    finally:
-        window.apply_theme_mode("light", store=False)
     assert window.document.analysis(KIND) is first is panel._shown
     path = window.export_active("csv", tmp_path / "scaling.csv", kind=KIND)
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    at = rows.index(next(r for r in rows if r[:1] == ["GPUs (count)"]))  # after the results table's rows
-    curve = [dict(zip(rows[at], row, strict=True)) for row in rows[at + 1:] if row]
+    curve = csv_table(path, "GPUs (count)")  # after the results table's rows
     assert [int(r["GPUs (count)"]) for r in curve] == list(first.csv_gpus)
     assert [float(r["speedup (x)"]) for r in curve] == pytest.approx(list(first.csv_speedup))
     table = panel.export_measured_csv(tmp_path / "measured.csv")
     assert table.read_text(encoding="utf-8") == first.measured_csv()
-    assert _computed(window) == count
+    assert computed(window, KIND) == count
 
 
 def test_an_edit_of_the_panels_own_field_computes_once(qtbot, window):
-    panel = _in_front(qtbot, window)
-    before = _computed(window)
-    _type(qtbot, panel.field("serial_fraction").edit, "5%")
+    panel = in_front(qtbot, window, KIND)
+    before = computed(window, KIND)
+    type_in(qtbot, panel.field("serial_fraction").edit, "5%")
     assert panel.scenario().serial_fraction == pytest.approx(0.05) and not panel.override_context()
-    assert _computed(window) == before + 1
+    assert computed(window, KIND) == before + 1
     analysis = window.document.analysis(KIND)
-    assert analysis is panel._shown and _computed(window) == before + 1
+    assert analysis is panel._shown and computed(window, KIND) == before + 1
     assert analysis.ceiling == pytest.approx(20.0)
     assert panel.ceiling_labels() == [c.label for c in analysis.ceilings] == [ms.ceiling_label(0.05)]
-    assert _rows(panel)["Amdahl ceiling (1/s)"] == "20"
+    assert result_values(panel)["Amdahl ceiling (1/s)"] == "20"
 
 
 def test_a_panel_behind_another_tab_computes_nothing_until_it_is_shown(qtbot, window):
-    panel = _in_front(qtbot, window)  # built
-    _in_front(qtbot, window, "run_plan")
+    panel = in_front(qtbot, window, KIND)  # built
+    in_front(qtbot, window, "run_plan")
     assert not panel.on_screen()
-    before = _computed(window)
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "128")
+    before = computed(window, KIND)
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "128")
     assert window.document.plan().n_gpus == 128
-    assert _computed(window) == before and panel.is_stale()
-    _in_front(qtbot, window)
-    assert _computed(window) == before + 1
-    assert panel.scenario().n_gpus == 128 and "Amdahl speedup at 128 GPUs" in _rows(panel)
-    assert window.document.analysis(KIND) is panel._shown and _computed(window) == before + 1
+    assert computed(window, KIND) == before and panel.is_stale()
+    in_front(qtbot, window, KIND)
+    assert computed(window, KIND) == before + 1
+    assert panel.scenario().n_gpus == 128 and "Amdahl speedup at 128 GPUs" in result_values(panel)
+    assert window.document.analysis(KIND) is panel._shown and computed(window, KIND) == before + 1
 
 
 def test_a_compared_scenario_gets_its_own_analysis_on_this_chart_s_gpu_axis(qtbot, window):
     from workbench.analyses import scaling as analysis_of
     from workbench.scenarios import ScalingScenario
 
-    panel = _in_front(qtbot, window)
-    count = _computed(window)
+    panel = in_front(qtbot, window, KIND)
+    count = computed(window, KIND)
     saved = ScalingScenario(serial_fraction=0.005, n_gpus=1024)  # its own count would stretch its curve to 4,096
     panel.set_comparison([("baseline", saved)])
-    assert _computed(window) == count  # the panel's own analysis is kept; the compared one is its own
+    assert computed(window, KIND) == count  # the panel's own analysis is kept; the compared one is its own
     curve = next(series for series in panel.chart.series() if series.name.startswith("baseline"))
     expected = analysis_of.analyse(saved.with_changes(n_gpus=panel.scenario().n_gpus), None, window.document.catalog)
     assert curve.x.tolist() == panel._shown.curve_gpus.tolist() and curve.x[-1] == 1024
     assert curve.y.tolist() == expected.curve_speedup.tolist() and expected.curve_speedup[-1] > 100
     columns = dict(panel.csv_columns())
     assert columns["baseline speedup (x)"] == list(expected.csv_speedup)
-    assert _computed(window) == count
+    assert computed(window, KIND) == count
