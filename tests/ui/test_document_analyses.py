@@ -8,11 +8,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from window_helpers import in_front, type_in
 
-from storage import Project
 from ui import dialogs
-from ui.main_window import MainWindow
 from ui.panels import PANELS
 from workbench import workspace
 
@@ -21,29 +19,14 @@ KINDS = [r.kind for r in PANELS]
 
 
 @pytest.fixture(autouse=True)
-def _no_blocking_dialogs(monkeypatch):
-    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
+def _no_blocking_messages(monkeypatch):
+    """No message box waits on a click (the save question is the conftest's)."""
     monkeypatch.setattr(dialogs, "show_message", lambda *a, **k: None)
 
 
 @pytest.fixture
-def window(qtbot, tmp_path) -> MainWindow:
-    path = tmp_path / "analyses.swbproj"
-    Project.create(path).close()
-    window = MainWindow(Project.open(path))
-    qtbot.addWidget(window)
-    window.resize(1600, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
-
-
-def _type_gpus(qtbot, window, text: str) -> None:
-    edit = window.context_toolbar.gpu_field.edit
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
+def window(new_window):
+    return new_window(name="analyses")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -64,7 +47,7 @@ def test_one_plan_edit_computes_the_shown_panel_once_and_each_hidden_one_when_it
         window.document.analysis(kind)
     computed = window.document.analyses.computed
     before = dict(computed)
-    _type_gpus(qtbot, window, "64")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert window.document.plan().n_gpus == 64
     assert computed["run_plan"] == before["run_plan"] + 1  # in front: drawn at once
     assert {k: computed[k] - before[k] for k in KINDS if k != "run_plan"} == dict.fromkeys(KINDS[1:], 0)
@@ -79,11 +62,10 @@ def test_one_plan_edit_computes_the_shown_panel_once_and_each_hidden_one_when_it
 
 def test_a_panel_read_before_it_is_built_is_not_worked_out_again_when_it_is(qtbot, window):
     assert not window.panels.is_built("power")
-    _type_gpus(qtbot, window, "16")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "16")
     before = window.document.analyses.computed["power"]
     result = window.document.analysis("power")  # the document's kept scenario, as it follows the plan
     assert window.document.analyses.computed["power"] == before + 1
-    window.raise_panel("power")
-    qtbot.waitUntil(lambda: window.panels.is_built("power"))
+    in_front(qtbot, window, "power")
     assert window.panels["power"].analysis() is result
     assert window.document.analyses.computed["power"] == before + 1

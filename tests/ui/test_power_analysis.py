@@ -3,22 +3,13 @@ once, and what the panel shows, exports and hands the document is that one resul
 
 from __future__ import annotations
 
-import csv
-
 import pytest
-from PySide6.QtCore import Qt
+from window_helpers import csv_rows, in_front, type_in
 
 from ui import theme as th
 from ui.panels.power import CAP_HEADER, FOOTPRINT_TAB, POWER_TAB, WHERE_TAB
 from workbench import footprint, units
 from workbench.analyses.power import PowerAnalysis
-
-
-def _type(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
 
 
 @pytest.fixture
@@ -35,9 +26,7 @@ def window(new_window):
 @pytest.fixture
 def power(qtbot, window):
     """The Power and carbon panel in front."""
-    window.raise_panel("power")
-    qtbot.waitUntil(lambda: window.panels.is_built("power") and window.panel("power").on_screen())
-    return window.panel("power")
+    return in_front(qtbot, window, "power")
 
 
 def _shows(panel, a: PowerAnalysis) -> bool:
@@ -50,7 +39,7 @@ def _shows(panel, a: PowerAnalysis) -> bool:
 def test_a_toolbar_edit_computes_the_analysis_once_and_the_panel_shows_it(qtbot, window, power):
     computed = window.document.analyses.computed
     before, shown = computed["power"], power.result_text("Throughput, all GPUs")
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert window.document.plan().n_gpus == 64
     assert computed["power"] == before + 1
     a = window.document.analysis("power")
@@ -73,8 +62,7 @@ def test_a_theme_switch_a_second_read_and_the_exports_compute_nothing_more(qtbot
     path = tmp_path / "power.csv"
     power.chart_tabs.setCurrentIndex(POWER_TAB)
     power.export_to("csv", path)
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+    rows = csv_rows(path)
     assert rows[0][0] == CAP_HEADER
     assert [float(r[0]) for r in rows[1:]] == pytest.approx(list(a.sweep.cap_w))
     # the regions are compared when their tab needs them, once for this change
@@ -97,7 +85,7 @@ def test_a_theme_switch_a_second_read_and_the_exports_compute_nothing_more(qtbot
 def test_an_edit_of_the_panels_own_fields_computes_once(qtbot, window, power):
     computed = window.document.analyses.computed
     before = computed["power"]
-    _type(qtbot, power.field("idle_s").edit, "12 h")  # the panel's own: not a plan field
+    type_in(qtbot, power.field("idle_s").edit, "12 h")  # the panel's own: not a plan field
     assert power.scenario().idle_s == 12 * 3600.0
     assert computed["power"] == before + 1
     a = window.document.analysis("power")
@@ -106,7 +94,7 @@ def test_an_edit_of_the_panels_own_fields_computes_once(qtbot, window, power):
     summary = {q: value for q, value, _unit in power.footprint_view.table.rows()}
     assert summary["GPU-hours, idle allocation"] == "96"
     # a field that is the plan's, typed in this panel: the plan changes, the panel follows once
-    _type(qtbot, power.field("static_fraction").edit, "40%")
+    type_in(qtbot, power.field("static_fraction").edit, "40%")
     assert window.document.plan().static_fraction == pytest.approx(0.4)
     assert computed["power"] == before + 2
     a = window.document.analysis("power")
@@ -117,18 +105,16 @@ def test_an_edit_of_the_panels_own_fields_computes_once(qtbot, window, power):
 
 
 def test_a_built_panel_behind_a_tab_computes_nothing_until_it_is_shown(qtbot, window):
-    window.raise_panel("run_plan")
-    qtbot.waitUntil(lambda: window.panel("run_plan").on_screen())
+    in_front(qtbot, window, "run_plan")
     power = window.panel("power")  # built, behind the Run plan's tab
     assert not power.on_screen()
     computed = window.document.analyses.computed
     before = computed["power"]
     for n in ("16", "64"):
-        _type(qtbot, window.context_toolbar.gpu_field.edit, n)
+        type_in(qtbot, window.context_toolbar.gpu_field.edit, n)
     assert window.document.plan().n_gpus == 64
     assert computed["power"] == before and power.is_stale()
-    window.raise_panel("power")
-    qtbot.waitUntil(power.on_screen)
+    in_front(qtbot, window, "power")
     assert computed["power"] == before + 1
     a = window.document.analysis("power")
     assert a.plan.summary.n_gpus == 64 and power.plan() is a.plan and _shows(power, a)
