@@ -474,6 +474,32 @@ def discard_legend(legend) -> None:
     if legend.scene() is not None:
         legend.scene().removeItem(legend)
 
+class _TitleLabel(pg.LabelItem):
+    """A plot's title whose text is no floor for the plot's width.
+
+    pyqtgraph's LabelItem makes its text's width its minimum width (again on every resize),
+    so a plot could not be made narrower than its title: once a long title had been shown, a
+    narrowed chart kept the old width and its right side was cut off. The chart cuts the title
+    to its own width ("…"), so the title needs no minimum of its own."""
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph naming
+        super().updateMin()
+        height = self._sizeHint[Qt.SizeHint.MinimumSize][1]
+        self._sizeHint[Qt.SizeHint.MinimumSize] = (0.0, height)
+        self.setMinimumWidth(0)
+
+
+def _use_title_label(plot: pg.PlotItem) -> None:
+    """Put a :class:`_TitleLabel` where pyqtgraph put its own title label."""
+    old = plot.titleLabel
+    plot.layout.removeItem(old)
+    if old.scene() is not None:
+        old.scene().removeItem(old)
+    plot.titleLabel = _TitleLabel("", size="11pt", parent=plot)
+    plot.layout.addItem(plot.titleLabel, 0, 1)
+    plot.setTitle(None)  # hidden until the chart has a title, as pyqtgraph starts it
+
+
 #: every chart alive, for :func:`hand_over_scene_changes`
 _CHARTS: weakref.WeakSet = weakref.WeakSet()
 
@@ -577,6 +603,7 @@ class Chart(pg.PlotWidget):
         self._hover_enabled = False
 
         plot = self.getPlotItem()
+        _use_title_label(plot)
         plot.hideButtons()
         plot.layout.setContentsMargins(6, 6, 18, 6)  # room for the last tick label on the right
         plot.setMenuEnabled(False)

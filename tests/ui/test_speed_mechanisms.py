@@ -508,3 +508,17 @@ def test_held_roofline_axes_keep_still_and_its_roofs_reach_their_edges(qtbot):
     (x0, _x1), _ = panel.chart.visible_range()
     roof = min(min(s.x) for s in panel.chart.series() if len(s.x))
     assert roof == pytest.approx(x0, rel=1e-6)  # ... and the roofs are drawn out to the held edge
+
+
+def test_a_chart_narrowed_after_a_long_title_fits_its_new_width(qtbot, chart):
+    chart.resize(1400, 400)
+    chart.set_title("A rather long chart title that says what every GPU of the cluster did over the whole run")
+    _events()
+    chart.set_title("A rather long chart title that says what every GPU of the cluster did over the whole day")
+    _events()
+    for width in (900, 600, 400):  # as a dock is narrowed, or two panels tiled side by side
+        chart.resize(width, 400)
+        _events()
+        plot = chart.getPlotItem()
+        assert plot.size().width() == pytest.approx(chart.width(), abs=1)  # nothing cut off on the right
+        assert plot.titleLabel.item.toPlainText().endswith("…")  # the title is cut instead
