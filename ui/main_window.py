@@ -98,6 +98,23 @@ def _settings() -> QSettings:
     return QSettings()
 
 
+def _repaint_in_one_pass(window: QWidget, event) -> None:
+    """Before ``window`` (the main window, a floating panel, the presentation) repaints: every
+    chart an edit changed in it is painted in this one repaint, not in one pass per chart."""
+    if event.type() == QEvent.Type.UpdateRequest:
+        charts = sys.modules.get("ui.charts")  # none before the first panel is built
+        if charts is not None:
+            charts.hand_over_scene_changes(window)
+
+
+class _PanelDock(QDockWidget):
+    """A panel's dock: floating, it is a window of its own and repaints as one too."""
+
+    def event(self, event) -> bool:
+        _repaint_in_one_pass(self, event)
+        return super().event(event)
+
+
 class PresentationWindow(QWidget):
     """A top-level window holding one panel full screen; Esc or F11 ends it."""
 
@@ -114,6 +131,10 @@ class PresentationWindow(QWidget):
             shortcut = QShortcut(key, self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(owner.exit_presentation)
+
+    def event(self, event) -> bool:
+        _repaint_in_one_pass(self, event)
+        return super().event(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt naming
         if self.owner.presentation_active():
@@ -276,7 +297,7 @@ class MainWindow(QMainWindow):
         asked for): a tab nobody opens costs nothing at start-up."""
         for index, record in enumerate(PANELS):
             kind = record.kind
-            dock = QDockWidget(record.title, self)
+            dock = _PanelDock(record.title, self)
             dock.setObjectName(f"dock.{kind}")
             dock.setWidget(_PanelPlaceholder(record.title, dock))
             dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
@@ -627,7 +648,9 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, lambda kind=kind: self._build_if_shown(kind))
             return
         panel = self.panels.built().get(kind)
-        if panel is not None and panel.window() is self:  # a presented panel is on screen elsewhere
+        # a presented panel is on screen in the presentation, whatever its dock does; a floating
+        # one is in a window of its own, and its dock says when that is shown
+        if panel is not None and not isinstance(panel.window(), PresentationWindow):
             panel.set_on_screen(visible)
 
     def _build_if_shown(self, kind: str) -> None:
@@ -1199,10 +1222,7 @@ class MainWindow(QMainWindow):
                 widget.installEventFilter(self)
 
     def event(self, event) -> bool:
-        if event.type() == QEvent.Type.UpdateRequest:
-            charts = sys.modules.get("ui.charts")  # none before the first panel is built
-            if charts is not None:
-                charts.hand_over_scene_changes(self)  # one repaint per edit, not one per chart
+        _repaint_in_one_pass(self, event)
         return super().event(event)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt naming

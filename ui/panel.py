@@ -973,9 +973,14 @@ class PanelBase(QWidget):
     def _follow_now(self, view: Any) -> bool:
         from workbench.workspace import context_of, follow_plan
 
+        changed = view is not self._view
         self._view = view
         self._context = context_of(view.plan, view.sparse)
         if self._override_context or self._scenario is None:
+            if changed and self._scenario is not None:
+                # its own inputs stay, but what it shows of the plan (the "run plan" rows, the
+                # node size) is worked out from the new one
+                self.plan_followed()
             self._update_plan_banner()
             return False
         new = follow_plan(self.kind, self._scenario, view)

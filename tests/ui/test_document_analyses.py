@@ -69,3 +69,28 @@ def test_a_panel_read_before_it_is_built_is_not_worked_out_again_when_it_is(qtbo
     in_front(qtbot, window, "power")
     assert window.panels["power"].analysis() is result
     assert window.document.analyses.computed["power"] == before + 1
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "run_plan"])  # the Run plan panel shows the plan itself
+def test_a_panel_on_local_override_shows_the_new_plans_numbers_it_lists(qtbot, new_window, kind):
+    window = new_window()
+    panel = in_front(qtbot, window, kind)
+    panel.action_override.trigger()  # its own inputs from now on
+    assert panel.override_context()
+    plan = window.document.plan()
+    window.document.edit_plan(train_tokens=plan.train_tokens * 3, n_gpus=plan.n_gpus * 2, gpus_per_node=4)
+    shown = panel.results.rows()
+    panel.refresh()  # drawn afresh from the same scenario and the same plan
+    assert panel.results.rows() == shown  # nothing on screen was the last plan's
+
+
+def test_a_floating_panel_redraws_on_a_plan_edit_as_one_in_front_does(qtbot, new_window):
+    window = new_window()
+    panel = in_front(qtbot, window, "power")
+    window.docks["power"].setFloating(True)  # torn off onto a second screen
+    qtbot.waitUntil(lambda: panel.window() is window.docks["power"] and panel.isVisible())
+    assert panel.on_screen()
+    before = window.document.analyses.computed["power"]
+    window.document.edit_plan(n_gpus=window.document.plan().n_gpus * 2)
+    assert not panel.is_stale()  # drawn at once, not put off as for a tab behind another
+    assert window.document.analyses.computed["power"] == before + 1

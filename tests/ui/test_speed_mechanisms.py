@@ -426,21 +426,31 @@ class _Passes(QObject):
         return False
 
 
-@pytest.mark.parametrize(("kind", "field", "values"), [
-    ("power", "static_fraction", (0.4, 0.3)),  # two charts, their x axes linked
-    ("allreduce", "size_bytes", (256 * 2**20, 1024 * 2**20)),
+@pytest.mark.parametrize(("kind", "field", "values", "where"), [
+    ("power", "static_fraction", (0.4, 0.3), "docked"),  # two charts, their x axes linked
+    ("allreduce", "size_bytes", (256 * 2**20, 1024 * 2**20), "docked"),
+    ("power", "static_fraction", (0.4, 0.3), "floating"),  # a window of its own
+    ("allreduce", "size_bytes", (256 * 2**20, 1024 * 2**20), "presented"),  # F11 in a meeting
 ])
-def test_an_edit_paints_every_chart_it_changed_in_one_repaint_of_the_window(qtbot, new_window, kind, field, values):
+def test_an_edit_paints_every_chart_it_changed_in_one_repaint_of_the_window(qtbot, new_window, kind, field, values,
+                                                                            where):
     window = new_window()
     panel = window.panel(kind)
     window.raise_panel(kind)
+    if where == "floating":
+        window.docks[kind].setFloating(True)
+    elif where == "presented":
+        window.action_presentation.trigger()
+    qtbot.waitUntil(lambda: panel.isVisible() and panel.window().isVisible())
+    top = panel.window()
+    assert (top is window) == (where == "docked")
     charts = [c for c in panel.findChildren(Chart) if c.isVisible()]
     assert len(charts) >= 2
     qtbot.waitUntil(lambda: all(c.viewport().isVisible() for c in charts))
     for value in values:  # the first edits settle the axes and the layout
         window.document.edit_scenario(kind, **{field: value})
         _events()
-    passes = _Passes(window, charts)
+    passes = _Passes(top, charts)
     QCoreApplication.instance().installEventFilter(passes)
     try:
         for value in values:
