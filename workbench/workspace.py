@@ -20,12 +20,15 @@ prediction). What lives here:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 from workbench import _validate as v
 from workbench import collectives
@@ -576,6 +579,26 @@ def analyse(kind: str, scenario: Any, view: PlanView | None, catalog: Catalog) -
     return analyse_kind(scenario, view, catalog) if analyse_kind is not None else None
 
 
+def _read_only(value: Any, depth: int = 0) -> None:
+    """Make the numpy arrays of a kept analysis read-only (a few levels deep): every reader gets
+    the same result, so one that wrote into an array would change what the others are shown.
+    Written to, it now says so (ValueError) instead."""
+    if depth > 5 or value is None or isinstance(value, (str, bytes, int, float, bool, Scenario, RunPlan)):
+        return  # a scenario or a plan is immutable already (and may hold 10,000 kernels)
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, (tuple, list)):
+        if len(value) <= 64:  # rows of figures, not data: their arrays are what is shared
+            for item in value:
+                _read_only(item, depth + 1)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _read_only(item, depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _read_only(getattr(value, f.name), depth + 1)
+
+
 class AnalysisCache:
     """Each kind's last analysis, kept while its scenario, its plan view and the catalog's
     revision are the same objects: a view that reads its results twice in one change (a redraw,
@@ -594,6 +617,7 @@ class AnalysisCache:
         else:
             try:
                 value, error = analyse(kind, scenario, view, catalog), None
+                _read_only(value)
             except (ValueError, ArithmeticError) as exc:
                 value, error = None, exc
             self._entries[kind] = (scenario, view, revision, value, error)

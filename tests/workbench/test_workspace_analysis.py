@@ -117,3 +117,23 @@ def test_a_kind_that_is_not_a_name_is_refused_before_any_import(kind):
     with pytest.raises(InputError) as err:
         ws.analysis_function(kind)
     assert err.value.parameter == "kind"
+
+
+def test_the_arrays_of_a_kept_analysis_cannot_be_written_by_one_reader_for_all(monkeypatch):
+    import numpy as np
+
+    from workbench.workspace import PlanView
+
+    shared = {}
+
+    def analyse(scenario, view, catalog):
+        shared["curve"] = np.array([1.0, 2.0, 3.0])
+        return (scenario.n_gpus, {"curve": shared["curve"]}, [np.zeros(2)])
+
+    monkeypatch.setitem(ws.ANALYSES, "scaling", analyse)
+    result = ws.AnalysisCache().get("scaling", ScalingScenario(n_gpus=8), PlanView(plan=ws.DEFAULT_PLAN), CATALOG)
+    with pytest.raises(ValueError, match="read-only"):
+        result[1]["curve"][0] = 99.0  # a panel scaling the curve in place would change every reader's
+    with pytest.raises(ValueError, match="read-only"):
+        result[2][0][:] = 1.0
+    assert shared["curve"].tolist() == [1.0, 2.0, 3.0]
