@@ -107,18 +107,17 @@ class SteadyViewBox(pg.ViewBox):
     see what moved) and every axis recorded its ticks and texts again (the largest part of a
     redraw). Here an automatic fit goes through :func:`held_range`, except the first after a
     resize. A range the caller sets (unless it asks for ``Chart.set_log_range(..., hold=True)``)
-    and an explicit :meth:`autoRange` are taken as they are; :meth:`refit` fits tight once."""
+    and an explicit :meth:`autoRange` are taken as they are."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._tight = False
         self._fitted = False  # the range is still pyqtgraph's default: nothing to hold
         self._resized = False  # the next automatic fit follows a new size: fitted as it asks
 
     def setRange(self, rect=None, xRange=None, yRange=None, padding=None, update=True,  # noqa: N802
                  disableAutoRange=True):
         automatic = self._updatingRange and not disableAutoRange and rect is None
-        if automatic and not self._tight and not self._resized:
+        if automatic and not self._resized:
             # pyqtgraph's automatic fit (updateAutoRange): move only what must move
             xRange, yRange = self.held(xRange, yRange)
             if xRange is None and yRange is None:
@@ -145,16 +144,6 @@ class SteadyViewBox(pg.ViewBox):
         if y_range is not None:
             y_range = held_range((y0, y1), y_range)
         return x_range, y_range
-
-    def refit(self) -> None:
-        """Fit the automatic axes tightly to the data now, as a fresh chart would."""
-        if not any(self.state["autoRange"]):
-            return
-        self._tight = True
-        try:
-            self.updateAutoRange()
-        finally:
-            self._tight = False
 
 
 class LogUnitAxis(pg.AxisItem):

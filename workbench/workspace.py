@@ -626,13 +626,6 @@ class AnalysisCache:
             raise error.with_traceback(None)
         return value
 
-    def forget(self, kind: str | None = None) -> None:
-        """Drop ``kind``'s kept analysis (every kind's without one)."""
-        if kind is None:
-            self._entries.clear()
-        else:
-            self._entries.pop(kind, None)
-
 
 __all__ = [
     "WORKSPACE_VERSION", "DEFAULT_PLAN", "Workspace", "PlanView", "FOLLOWERS", "POWER_PLAN_FIELDS", "follows_alike",

@@ -362,19 +362,6 @@ def test_a_held_explicit_range_settles_and_a_plain_one_is_taken_as_it_is(chart):
     assert chart.visible_range()[0] == pytest.approx((310, 770))
 
 
-def test_refit_fits_tightly_what_a_held_range_kept(chart):
-    vb = chart.getPlotItem().getViewBox()
-    vb.enableAutoRange()
-    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 5.0])
-    _events()
-    chart.add_series("a", [1, 10, 100], [1.0, 2.0, 4.0])
-    _events()
-    (_, _), (_, held_top) = chart.visible_range()
-    vb.refit()
-    (_, _), (_, top) = chart.visible_range()
-    assert top < held_top
-
-
 def test_a_new_title_of_the_same_size_is_set_without_asking_the_layout_and_looks_the_same(qtbot, chart, monkeypatch):
     chart.set_title("Step time: 1.23 s")
     _events()

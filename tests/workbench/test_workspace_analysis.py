@@ -95,17 +95,6 @@ def test_an_analysis_that_raised_raises_again_without_running_until_something_ch
     assert cache.get("scaling", replace(bad, n_gpus=4), view, CATALOG)[1] == 4
 
 
-def test_forget_drops_one_kind_or_all(counted):
-    cache = ws.AnalysisCache()
-    scenario, view = ScalingScenario(n_gpus=16), ws.PlanView(plan=ws.DEFAULT_PLAN)
-    cache.get("scaling", scenario, view, CATALOG)
-    cache.forget("scaling")
-    cache.get("scaling", scenario, view, CATALOG)
-    cache.forget()
-    cache.get("scaling", scenario, view, CATALOG)
-    assert cache.computed["scaling"] == 3
-
-
 def test_register_analysis_refuses_what_is_not_a_function():
     with pytest.raises(InputError) as err:
         ws.register_analysis("scaling", "not a function")
