@@ -69,13 +69,6 @@ class _ToolbarIntField(IntField):
     set_hint = _ToolbarField.set_hint
 
 
-def _show(field: QuantityField, value: float) -> None:
-    """Show ``value`` in ``field`` unless it shows it already, untouched (no error, nothing
-    typed): formatting and setting the same text again on every plan edit is waste."""
-    if field.value() != value or field.error() or field.edit.isModified():
-        field.setValue(value)
-
-
 class ContextToolbar(QToolBar):
     """The widgets that edit a :class:`ContextModel`."""
 
@@ -229,9 +222,10 @@ class ContextToolbar(QToolBar):
                     combo.addItem(str(key), key)
                     index = combo.count() - 1
                 combo.setCurrentIndex(index)
-            for field, value in ((self.gpu_field, ctx.n_gpus), (self.model_field, ctx.model_params),
-                                 (self.tokens_field, ctx.train_tokens)):
-                _show(field, value)
+            # a field already showing its value is not set again (QuantityEdit.setValue)
+            self.gpu_field.setValue(ctx.n_gpus)
+            self.model_field.setValue(ctx.model_params)
+            self.tokens_field.setValue(ctx.train_tokens)
         finally:
             self._syncing = False
 
