@@ -132,31 +132,11 @@ def _fit_line(log: MeasuredLog) -> tuple[np.ndarray, np.ndarray]:
     return log.fit_curve(sizes)
 
 
-class _Named:
-    """A catalog whose unknown keys raise InputError: ``workbench.catalog`` lets a catalog say
-    "unknown" with KeyError too, and link health names the field only for an InputError."""
-
-    def __init__(self, catalog: Catalog):
-        self._catalog = catalog
-
-    def hardware(self, key: str):
-        try:
-            return self._catalog.hardware(key)
-        except KeyError as exc:
-            raise InputError("hardware", str(exc.args[0]) if exc.args else f"no preset {key!r}") from None
-
-    def interconnect(self, key: str) -> Interconnect:
-        try:
-            return self._catalog.interconnect(key)
-        except KeyError as exc:
-            raise InputError("interconnect", str(exc.args[0]) if exc.args else f"no preset {key!r}") from None
-
-
 def _log(s: AllReduceScenario, sw: CommsSweep, name: str, text: str, catalog: Catalog) -> LogAnalysis:
     log, error = read_log(text, s.collective)
     if log is None:
         return LogAnalysis(name, None, error, None, None, None, "", np.array([]), np.array([]), None, None)
-    health = link_health.classify(log.result, _Named(catalog), s.inter_node)
+    health = link_health.classify(log.result, catalog, s.inter_node)
     model, where = _log_model(s, sw, log, health)
     fit_sizes, fit_times = _fit_line(log)
     ring = log.fitted_ring_parameters(log.collective or s.collective, log.n_ranks or s.n_ranks)
