@@ -463,6 +463,7 @@ def discard_legend(legend) -> None:
     if legend.scene() is not None:
         legend.scene().removeItem(legend)
 
+
 class _TitleLabel(pg.LabelItem):
     """A plot's title whose text is no floor for the plot's width.
 
@@ -1416,8 +1417,7 @@ class Chart(pg.PlotWidget):
             self._shown_title = (shown, size)
             label = plot.titleLabel
             look = (self._theme.ink, size)
-            if before is not None and before[1] == size and getattr(self, "_title_look", None) == look \
-                    and label.isVisible():
+            if before is not None and getattr(self, "_title_look", None) == look and label.isVisible():
                 self._retitle(label, shown, size)
             else:
                 plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
@@ -1451,8 +1451,8 @@ class Chart(pg.PlotWidget):
         label.item.setPos(bounds.topLeft() - label.itemRect().topLeft())
 
     def _elided_title(self, size_pt: float) -> str:
-        """The title cut with "…" to the chart's width: pyqtgraph keeps a chart at least as wide
-        as its title, so a long one stopped a docked chart from being made narrower."""
+        """The title cut with "…" to the chart's width: its label sets no minimum width
+        (:class:`_TitleLabel`), so a longer text would run past the chart's edges."""
         font = QFont()
         font.setPointSizeF(size_pt)
         font.setBold(True)

@@ -101,11 +101,11 @@ def analyse(plan: pl.RunPlan, view: Any, catalog: Catalog) -> RunPlanAnalysis:
             memory_total=None, memory_capacity=None, memory_fits=None, memory_spare=None, memory_shortfall=None,
             memory_fixes=(), what_if=(), mfu_rating="", train_days=None, facility_energy_mwh=None, co2e_t=None,
             cost=None, measured_tokens_per_s_per_gpu=measured_per_gpu, model_tokens_per_s=None)
-    segments = tuple(StepSegment(term, pl.TERM_LABELS[term], p.breakdown[term], p.breakdown[term] / p.step_time_s)
-                     for term in pl.TERMS if p.breakdown.get(term, 0.0) > 0)
-    term = p.largest_drag
-    drag = (StepSegment(term, pl.TERM_LABELS[term], p.breakdown[term], p.breakdown[term] / p.step_time_s)
-            if term else None)
+    def segment(term: str) -> StepSegment:
+        return StepSegment(term, pl.TERM_LABELS[term], p.breakdown[term], p.breakdown[term] / p.step_time_s)
+
+    segments = tuple(segment(term) for term in pl.TERMS if p.breakdown.get(term, 0.0) > 0)
+    drag = segment(p.largest_drag) if p.largest_drag else None
     m = p.memory
     model_rate = plan.tokens_per_step / p.model_step_time_s if p.model_step_time_s else None
     return RunPlanAnalysis(
