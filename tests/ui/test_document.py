@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import pytest
 from PySide6.QtCore import Qt
+from window_helpers import type_in
 
 import presets
 from storage import Project
@@ -69,18 +70,11 @@ def predict_calls(monkeypatch):
     return calls
 
 
-def _type(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
-
-
 # -- one prediction per change -------------------------------------------------------------------
 def test_one_toolbar_edit_runs_predict_once(qtbot, window, predict_calls):
     window.document.prediction()  # the open's prediction is already made
     predict_calls.clear()
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "512")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "512")
     assert window.document.plan().n_gpus == 512
     window.summary_label.text()  # everything shown has been drawn
     assert len(predict_calls) == 1
@@ -100,7 +94,7 @@ def test_one_power_cap_slider_step_runs_predict_once(qtbot, window, predict_call
 
 
 def test_a_toolbar_edit_is_one_undo_step_and_every_panel_follows(qtbot, window):
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert window.undo_stack.count() == 1 and window.undo_stack.undoText() == "Change GPU count to 64"
     plan = window.document.plan()
     assert window.panel("scaling").scenario().n_gpus == 64
@@ -160,10 +154,10 @@ def test_every_sample_made_the_plan_shows_the_same_days_everywhere(qtbot, window
 
 def test_a_panel_with_local_override_says_so_and_offers_the_way_back(qtbot, window):
     power = window.panel("power")
-    _type(qtbot, power.field("pue").edit, "1.5")
+    type_in(qtbot, power.field("pue").edit, "1.5")
     assert window.document.plan().pue == 1.5  # a plan field: the plan changed
     power.action_override.setChecked(True)
-    _type(qtbot, power.field("pue").edit, "1.8")
+    type_in(qtbot, power.field("pue").edit, "1.8")
     assert window.document.plan().pue == 1.5 and power.scenario().pue == 1.8
     assert power.plan_banner.isVisibleTo(power)
     assert "Local override" in power.plan_banner_label.text()
@@ -174,7 +168,7 @@ def test_a_panel_with_local_override_says_so_and_offers_the_way_back(qtbot, wind
 
 def test_typing_a_throughput_the_plan_computes_makes_the_panel_local(qtbot, window):
     scaling = window.panel("scaling")
-    _type(qtbot, scaling.field("tokens_per_s").edit, "100k")
+    type_in(qtbot, scaling.field("tokens_per_s").edit, "100k")
     assert scaling.override_context() and scaling.scenario().tokens_per_s == 100e3
     assert "comes from the run plan" in scaling.plan_banner_label.text()
 
@@ -182,7 +176,7 @@ def test_typing_a_throughput_the_plan_computes_makes_the_panel_local(qtbot, wind
 # -- saving and opening ------------------------------------------------------------------------
 def test_the_plan_is_saved_and_reopened(qtbot, project_path):
     window = _open(qtbot, project_path)
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "128")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "128")
     assert window.save()
     window.close()
     again = _open(qtbot, project_path)
@@ -277,7 +271,7 @@ def test_another_panel_needs_a_scenario_type_a_view_and_one_registry_line(qtbot,
         notes = window.panel("note_test")
         window.raise_panel("note_test")
         before = window.document.analyses.computed["note_test"]
-        _type(qtbot, notes.field("count").edit, "7")
+        type_in(qtbot, notes.field("count").edit, "7")
         assert notes.scenario().count == 7 and window.undo_stack.count() == 1
         assert window.document.analysis("note_test") == 14.0
         assert notes.chart.series()[0].item.getOriginalDataset()[1].tolist() == [14.0, 14.0]
@@ -341,13 +335,13 @@ def test_undoing_an_opened_scenario_returns_the_panel_to_the_plan(qtbot, window)
 def test_a_power_cap_the_model_cannot_honour_is_refused(qtbot, window):
     power = window.panel("power")
     edit = power.cap_field.edit
-    _type(qtbot, edit, "150 W")
+    type_in(qtbot, edit, "150 W")
     assert window.document.plan().power_cap_w is None and window.undo_stack.count() == 0
     assert "at least" in power.status_text() or power.cap_field.error()
 
 
 def test_the_scaling_panel_shows_the_plan_s_step(qtbot, window):
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "1024")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "1024")
     p = window.document.prediction()
     rows = {row[0]: row for row in window.panel("scaling").results.rows()}
     assert "Step time (run plan)" in rows
@@ -365,7 +359,7 @@ def test_hardware_without_a_tdp_shows_energy_as_unknown_not_zero(qtbot, window):
 def test_the_allreduce_sweep_shrinks_back_on_undo(qtbot, window):
     allreduce = window.panel("allreduce")
     before = allreduce.scenario()
-    _type(qtbot, window.context_toolbar.model_field.edit, "405B")
+    type_in(qtbot, window.context_toolbar.model_field.edit, "405B")
     assert allreduce.scenario().size_max > before.size_max
     window.undo_stack.undo()
     assert allreduce.scenario() == before

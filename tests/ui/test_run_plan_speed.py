@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from window_helpers import type_in
 
 from ui.panels.run_plan import RunPlanPanel, _TextBlock
 from workbench import plan as plan_model
@@ -23,13 +23,6 @@ def window(new_window):
     w = new_window()
     w.raise_panel("run_plan")
     return w
-
-
-def _type(qtbot, edit, text: str) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    qtbot.keyClicks(edit, text)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
 
 
 def _items(panel) -> dict[str, list[int]]:
@@ -45,12 +38,12 @@ def _calls(monkeypatch, name: str) -> list:
 
 def test_a_toolbar_edit_predicts_once_and_moves_the_bars_it_has(qtbot, window, monkeypatch):
     panel = window.panel("run_plan")
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert panel.prediction() is not None
     kept = {name: list(chart.bars) for name, chart in panel.charts().items()}
     items = _items(panel)
     predicts, ladders = _calls(monkeypatch, "predict"), _calls(monkeypatch, "what_if")
-    _type(qtbot, window.context_toolbar.gpu_field.edit, "512")
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "512")
     assert window.document.plan().n_gpus == 512 and panel.scenario().n_gpus == 512
     assert "512 ×" in window.summary_label.text()
     assert len(predicts) == 1 and len(ladders) == 1
@@ -69,7 +62,7 @@ def test_a_toolbar_edit_predicts_once_and_moves_the_bars_it_has(qtbot, window, m
 def test_after_toolbar_edits_the_panel_shows_what_a_fresh_one_shows(qtbot, window):
     panel = window.panel("run_plan")
     for text in ("64", "512", "24"):
-        _type(qtbot, window.context_toolbar.gpu_field.edit, text)
+        type_in(qtbot, window.context_toolbar.gpu_field.edit, text)
     fresh = RunPlanPanel(window.catalog, window.document.plan())
     qtbot.addWidget(fresh)
     fresh.resize(panel.size())
@@ -113,7 +106,7 @@ def test_the_toolbar_keeps_its_precision_list_for_the_same_device(qtbot, window,
     items = [combo.itemText(i) for i in range(combo.count())]
     cleared = []
     monkeypatch.setattr(combo, "clear", lambda: cleared.append(1))
-    _type(qtbot, toolbar.gpu_field.edit, "256")
+    type_in(qtbot, toolbar.gpu_field.edit, "256")
     assert window.document.plan().n_gpus == 256
     assert cleared == [] and [combo.itemText(i) for i in range(combo.count())] == items
     assert combo.currentData() == window.document.plan().precision
@@ -128,7 +121,7 @@ def test_a_bars_bounds_are_worked_out_once_per_change_and_are_pyqtgraphs(qtbot, 
     real = pg.BarGraphItem.pixelVectors
     monkeypatch.setattr(pg.BarGraphItem, "pixelVectors", lambda self, *a: computed.append(self) or real(self, *a))
     for text in ("64", "512"):
-        _type(qtbot, window.context_toolbar.gpu_field.edit, text)
+        type_in(qtbot, window.context_toolbar.gpu_field.edit, text)
         window.grab()
         bars = [bar for chart in panel.charts().values() for bar in chart.bars]
         for bar in bars:
