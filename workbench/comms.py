@@ -381,7 +381,9 @@ def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
         raise InputError("sizes", "need at least two distinct sizes to fit alpha and bandwidth")
     # Scale sizes to ~1 so the normal equations stay well conditioned (8 B .. 8 GiB).
     scale = float(np.max(s))
-    w = np.ones_like(t) if weighting == "absolute" else 1.0 / t
+    # relative: weights 1/t, scaled so the largest is 1 (the fit does not change, and times
+    # near the smallest float no longer overflow the least-squares solver)
+    w = np.ones_like(t) if weighting == "absolute" else np.min(t) / t
     design = np.column_stack([np.ones_like(s), s / scale]) * w[:, None]
     (alpha, slope), *_ = np.linalg.lstsq(design, t * w, rcond=None)
     # The size term at the largest size must stand clear of rounding noise in the times.

@@ -226,6 +226,18 @@ def test_fit_refuses_bad_points(sizes, times, parameter):
     assert info.value.parameter == parameter
 
 
+def test_a_relative_fit_of_times_near_the_smallest_float_names_the_times():
+    # weights 1/t of a time of 2e-309 overflowed the least-squares solver (LinAlgError)
+    with pytest.raises(InputError) as info:
+        fit_alpha_beta([1e3, 1e6, 1e9], [1.0, 1.0, 2.225073858507203e-309], weighting="relative")
+    assert info.value.parameter == "times"
+    # the same points scaled in time fit the same line scaled: the weights' scale is no input
+    fit = fit_alpha_beta([1e3, 1e6, 1e9], [1e-5, 2e-5, 0.011], weighting="relative")
+    slow = fit_alpha_beta([1e3, 1e6, 1e9], [1e-2, 2e-2, 11.0], weighting="relative")
+    assert slow.alpha == pytest.approx(fit.alpha * 1e3, rel=1e-9)
+    assert slow.bandwidth == pytest.approx(fit.bandwidth / 1e3, rel=1e-9)
+
+
 def test_fit_refuses_unknown_weighting():
     with pytest.raises(InputError) as info:
         fit_alpha_beta([1, 2], [1, 2], weighting="log")
