@@ -24,13 +24,15 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QGuiApplication,
     QPaintEngine,
     QPainter,
     QPen,
     QPicture,
+    QPixmapCache,
     QTransform,
 )
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
 
 from ui import theme as th
 from ui.label_placement import place_labels
@@ -457,6 +459,42 @@ class _Settler(QObject):
             self._chart.settle()
 
 
+def keep_painted(item: QGraphicsItem) -> None:
+    """Let Qt keep ``item``'s last painting as a pixmap and reuse it until the item changes.
+
+    The chart's view repaints as a whole (see :class:`Chart`), so axes and legends, which an
+    edit seldom changes, were painted again on every edit (pyqtgraph replays an axis' recorded
+    ticks and texts: 0.2-0.3 ms an axis, four an axis pair). The pixmap is in device pixels (a
+    2x screen gets a 2x one) and any ``update()`` of the item, which pyqtgraph makes on every
+    change of ticks, pens or text, paints it again. Exports paint without it."""
+    _make_room_for_kept_paintings()
+    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+
+#: screenfuls of pixels Qt's pixmap cache may hold for kept paintings (a curve's pixmap is up
+#: to its plot's size, and the panels in front show a few curves each)
+KEPT_SCREENFULS = 8
+_room_made = False
+
+
+def _make_room_for_kept_paintings() -> None:
+    """Raise Qt's pixmap cache limit (10 MB by default) to hold what the charts in front keep:
+    evicted pixmaps would be painted and copied again on every paint, slower than no cache.
+    A hidden chart lets go of its pixmaps (:meth:`Chart.hideEvent`), so this bounds what the
+    charts on screen use, not what every chart would."""
+    global _room_made
+    if _room_made:
+        return
+    _room_made = True
+    screen = QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    size, ratio = screen.size(), screen.devicePixelRatio()
+    kilobytes = int(KEPT_SCREENFULS * size.width() * size.height() * ratio * ratio * 4 / 1024)
+    if kilobytes > QPixmapCache.cacheLimit():
+        QPixmapCache.setCacheLimit(kilobytes)
+
+
 def discard_legend(legend) -> None:
     """Empty ``legend`` and take it off its scene (a new one is made in a new style)."""
     legend.clear()
@@ -578,6 +616,8 @@ class Chart(pg.PlotWidget):
         self._legend_dirty = False
         self._overlays_dirty = False
         self._settling = False
+        #: series items given new values since the last settle (painted without a pixmap)
+        self._redrawn: set[pg.PlotDataItem] = set()
         self._painting = False
         #: how many times the overlays were placed (the tests count one per change)
         self.overlay_placements = 0
@@ -614,6 +654,14 @@ class Chart(pg.PlotWidget):
         plot.getViewBox().sigRangeChanged.connect(self._place_overlays)
         plot.getViewBox().sigResized.connect(self._place_overlays)  # the label's room is in pixels
         plot.getViewBox().sigRangeChanged.connect(self._apply_view_transform)
+        # The axes with ticks and grid keep their painting (the frame's edges are one cheap line
+        # each, drawn on their rect's edge). Qt would move a kept painting with its item, to
+        # the nearest pixel: a move in the layout paints them, and the curves, afresh instead.
+        for name in ("bottom", "left"):
+            axis = plot.getAxis(name)
+            keep_painted(axis)
+            axis.geometryChanged.connect(axis.update)
+        plot.getViewBox().geometryChanged.connect(self._repaint_series_afresh)
         self._restyle()
         th.register(self)
         _CHARTS.add(self)
@@ -767,6 +815,7 @@ class Chart(pg.PlotWidget):
             item.informViewBoundsChanged()
         else:
             item.setData(xs, ys, name=name)
+            self._redrawn.add(item)
         self._legend_changed()
         return item
 
@@ -879,7 +928,10 @@ class Chart(pg.PlotWidget):
 
     def _pen(self, color: QColor, width: float, style=Qt.PenStyle.SolidLine):
         pen = pg.mkPen(color, width=width * th.scale_factor(self._presentation), style=style)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        # Flat caps: Qt's raster engine strokes a wide round-capped pen about twice as slowly
+        # (every dash of a dashed reference line gets two rounded ends), and a curve then ends
+        # exactly at its last point instead of half a pen width beyond it.
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
         pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         return pen
 
@@ -936,6 +988,7 @@ class Chart(pg.PlotWidget):
         )
         legend.setParentItem(self.getPlotItem().getViewBox())
         legend.setZValue(50)
+        keep_painted(legend)
         return legend
 
     @staticmethod
@@ -948,6 +1001,9 @@ class Chart(pg.PlotWidget):
             legend.clear()
             for series, text in zip(shown, texts, strict=True):
                 legend.addItem(series.item, text)
+            for sample, label in legend.items:
+                keep_painted(sample)
+                keep_painted(label)
             return
         renamed = False
         for (sample, label), series, text in zip(legend.items, shown, texts, strict=True):
@@ -1162,8 +1218,33 @@ class Chart(pg.PlotWidget):
                 self.update_legend()  # a subclass's override too
             if self._overlays_dirty:
                 self._place_overlays_now()
+            self._keep_unchanged_series_painted()
         finally:
             self._settling = False
+
+    def _repaint_series_afresh(self) -> None:
+        """The view moved or was resized: what it keeps painted is painted again in place."""
+        for series in self._series.values():
+            series.item.curve.update()
+            series.item.scatter.update()
+        legend = self._legend
+        if legend is not None:
+            legend.update()
+            for sample, label in legend.items:
+                sample.update()
+                label.update()
+
+    def _keep_unchanged_series_painted(self) -> None:
+        """A series that these changes left alone is kept as a pixmap (see keep_painted): an
+        edit that moves only a marker then repaints no curve. One given new values is painted
+        directly, which costs less than painting a pixmap and copying it."""
+        redrawn, self._redrawn = self._redrawn, set()
+        for series in self._series.values():
+            item = series.item
+            mode = QGraphicsItem.CacheMode.NoCache if item in redrawn else QGraphicsItem.CacheMode.DeviceCoordinateCache
+            for part in (item.curve, item.scatter):
+                if part.cacheMode() != mode:
+                    part.setCacheMode(mode)
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
         if self._settle_pending:  # painted before the queued settle ran (a grab, a repaint())
@@ -1466,6 +1547,20 @@ class Chart(pg.PlotWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
         self._fit_title()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        """Let go of the kept paintings (see keep_painted): a chart behind a tab needs none,
+        and the next paint after it is shown makes them again."""
+        super().hideEvent(event)
+        scene = self.scene()
+        if scene is None or not self._alive():
+            return
+        none = QGraphicsItem.CacheMode.NoCache
+        for item in scene.items():
+            mode = item.cacheMode()
+            if mode != none:
+                item.setCacheMode(none)
+                item.setCacheMode(mode)
 
     def _fit_title(self, *_args) -> None:
         """Cut the title again when the room beside it changed (a resize, or an axis grown by

@@ -187,6 +187,10 @@ def _export_mode(scenes: Iterable[QGraphicsScene], factor: float, antialias: boo
     try:
         for scene in scenes:
             for item in scene.items():
+                cached = item.cacheMode()
+                if cached != QGraphicsItem.CacheMode.NoCache:  # painted afresh at the export's scale
+                    item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+                    undo.append(lambda item=item, cached=cached: item.setCacheMode(cached))
                 if hasattr(item, "setExportMode"):
                     item.setExportMode(True, {"antialias": antialias, "resolutionScale": factor})
                     undo.append(lambda item=item: item.setExportMode(False))

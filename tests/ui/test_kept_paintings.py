@@ -1,0 +1,151 @@
+"""A chart keeps, as pixmaps, the paintings of what an edit left alone (issue 15).
+
+Every edit repaints a chart's whole view; the axes (ticks, grid, labels), the legend and the
+curves an edit did not change are then copied from Qt's item cache instead of being painted
+again. These tests check, by counting and by pixels, never by timing, that:
+
+- an unchanged curve is kept and a changed one is painted directly;
+- what is kept looks exactly as painting it afresh, also after the view moved in the layout;
+- an export paints everything afresh, at its own scale, and leaves the kept paintings as they were.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QCoreApplication
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QGraphicsItem
+
+from ui import export
+from ui.charts import Chart
+
+KEPT = QGraphicsItem.CacheMode.DeviceCoordinateCache
+NONE = QGraphicsItem.CacheMode.NoCache
+SIZES = [1e3, 1e5, 1e7, 1e9]
+
+
+def _events() -> None:
+    for _ in range(3):
+        QCoreApplication.processEvents()
+
+
+@pytest.fixture
+def chart(qtbot):
+    chart = Chart(title="Time", x_label="Size", x_unit="B", y_label="Time", y_unit="s", log_x=True, log_y=True)
+    qtbot.addWidget(chart)
+    chart.resize(900, 560)
+    chart.show()
+    qtbot.waitExposed(chart)
+    return chart
+
+
+def _draw(chart: Chart, tree_scale: float, point: float) -> None:
+    """A panel's redraw: ring always the same, tree scaled, the operating point moved."""
+    chart.add_series("ring", SIZES, [1e-5, 1e-4, 1e-3, 1e-2])
+    chart.add_series("tree", SIZES, [tree_scale * t for t in (2e-5, 1e-4, 5e-4, 2e-3)])
+    chart.set_operating_point(point, 1e-4, "here")
+
+
+def _curve(chart: Chart, name: str):
+    return next(s.item.curve for s in chart.series() if s.name == name)
+
+
+def _every_item(chart: Chart) -> list[QGraphicsItem]:
+    return list(chart.scene().items())
+
+
+def _grab(chart: Chart):
+    return chart.grab().toImage()
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    return rows[:, : image.width(), :3].astype(int)
+
+
+def _looks_the_same(a: QImage, b: QImage) -> bool:
+    """Pixel for pixel, but for a level of rounding: a translucent item (the legend's box)
+    painted on a pixmap and then copied rounds its blend once more than one painted in place."""
+    return a.size() == b.size() and int(np.abs(_pixels(a) - _pixels(b)).max()) <= 2
+
+
+def _grab_afresh(chart: Chart):
+    """The chart painted with nothing kept: every item paints itself now."""
+    modes = [(item, item.cacheMode()) for item in _every_item(chart)]
+    for item, _mode in modes:
+        item.setCacheMode(NONE)
+    try:
+        return _grab(chart)
+    finally:
+        for item, mode in modes:
+            item.setCacheMode(mode)
+
+
+def test_a_curve_an_edit_left_alone_is_kept_and_a_changed_one_is_painted_directly(chart):
+    _draw(chart, 1.0, 1e5)
+    _events()
+    _draw(chart, 1.5, 1e6)  # tree changes, ring does not
+    _events()
+    assert _curve(chart, "ring").cacheMode() == KEPT
+    assert _curve(chart, "tree").cacheMode() == NONE
+    _draw(chart, 1.5, 1e7)  # only the point moves: both curves are kept now
+    _events()
+    assert _curve(chart, "ring").cacheMode() == KEPT
+    assert _curve(chart, "tree").cacheMode() == KEPT
+    plot = chart.getPlotItem()
+    assert plot.getAxis("left").cacheMode() == KEPT and plot.getAxis("bottom").cacheMode() == KEPT
+    assert chart.legend_visible() and plot.legend.cacheMode() == KEPT
+
+
+def test_what_is_kept_looks_as_painting_it_afresh(chart):
+    for scale, point in ((1.0, 1e5), (1.5, 1e6), (1.5, 1e7), (1.5, 1e4)):
+        _draw(chart, scale, point)
+        _events()
+        assert _looks_the_same(_grab(chart), _grab_afresh(chart))
+
+
+def test_a_view_moved_in_the_layout_paints_what_it_kept_afresh(chart):
+    _draw(chart, 1.0, 1e5)
+    _events()
+    _draw(chart, 1.0, 1e6)
+    _events()
+    assert _curve(chart, "ring").cacheMode() == KEPT
+    view = chart.getPlotItem().getViewBox()
+    before = view.sceneBoundingRect()
+    # a wider left axis (longer tick labels) moves the view right: Qt alone would only shift
+    # the kept pixmaps, to the nearest pixel
+    chart.getPlotItem().getAxis("left").setWidth(before.left() + 7.4)
+    _events()
+    assert view.sceneBoundingRect().left() != before.left()
+    assert _curve(chart, "ring").cacheMode() == KEPT
+    assert _looks_the_same(_grab(chart), _grab_afresh(chart))
+
+
+def test_an_export_paints_everything_afresh_and_leaves_the_kept_paintings_in_place(chart):
+    _draw(chart, 1.0, 1e5)
+    _events()
+    _draw(chart, 1.0, 1e6)
+    _events()
+    modes = {id(item): item.cacheMode() for item in _every_item(chart)}
+    assert KEPT in modes.values()
+    export.render_image(chart, 1800)  # the first export after an edit differs from later ones by a few pixels of the label
+    image = export.render_image(chart, 1800)
+    assert {id(item): item.cacheMode() for item in _every_item(chart)} == modes
+    for item in _every_item(chart):
+        item.setCacheMode(NONE)
+    assert _looks_the_same(export.render_image(chart, 1800), image)
+
+
+def test_a_hidden_chart_keeps_its_cache_modes_for_when_it_is_shown_again(chart, qtbot):
+    _draw(chart, 1.0, 1e5)
+    _events()
+    _draw(chart, 1.0, 1e6)
+    _events()
+    chart.hide()
+    chart.show()
+    qtbot.waitExposed(chart)
+    _events()
+    assert _curve(chart, "ring").cacheMode() == KEPT
+    assert _looks_the_same(_grab(chart), _grab_afresh(chart))
