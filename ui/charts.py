@@ -467,8 +467,16 @@ def keep_painted(item: QGraphicsItem) -> None:
     ticks and texts: 0.2-0.3 ms an axis, four an axis pair). The pixmap is in device pixels (a
     2x screen gets a 2x one) and any ``update()`` of the item, which pyqtgraph makes on every
     change of ticks, pens or text, paints it again. Exports paint without it."""
-    _make_room_for_kept_paintings()
-    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    if item.cacheMode() != QGraphicsItem.CacheMode.DeviceCoordinateCache:
+        _make_room_for_kept_paintings()
+        item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+
+def _keep_painted_if(item: QGraphicsItem, keep: bool) -> None:
+    if keep:
+        keep_painted(item)
+    elif item.cacheMode() != QGraphicsItem.CacheMode.NoCache:
+        item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
 
 
 #: screenfuls of pixels Qt's pixmap cache may hold for kept paintings (a curve's pixmap is up
@@ -618,6 +626,8 @@ class Chart(pg.PlotWidget):
         self._settling = False
         #: series items given new values since the last settle (painted without a pixmap)
         self._redrawn: set[pg.PlotDataItem] = set()
+        #: the view's x and y ranges and size at the last settle
+        self._last_view: tuple = (None, None)
         self._painting = False
         #: how many times the overlays were placed (the tests count one per change)
         self.overlay_placements = 0
@@ -654,12 +664,11 @@ class Chart(pg.PlotWidget):
         plot.getViewBox().sigRangeChanged.connect(self._place_overlays)
         plot.getViewBox().sigResized.connect(self._place_overlays)  # the label's room is in pixels
         plot.getViewBox().sigRangeChanged.connect(self._apply_view_transform)
-        # The axes with ticks and grid keep their painting (the frame's edges are one cheap line
-        # each, drawn on their rect's edge). Qt would move a kept painting with its item, to
-        # the nearest pixel: a move in the layout paints them, and the curves, afresh instead.
+        # What an edit leaves alone keeps its painting (settle: _keep_what_stays_painted). Qt
+        # would move a kept painting with its item, to the nearest pixel: a move in the layout
+        # paints the axes and the curves afresh instead.
         for name in ("bottom", "left"):
             axis = plot.getAxis(name)
-            keep_painted(axis)
             axis.geometryChanged.connect(axis.update)
         plot.getViewBox().geometryChanged.connect(self._repaint_series_afresh)
         self._restyle()
@@ -1218,7 +1227,7 @@ class Chart(pg.PlotWidget):
                 self.update_legend()  # a subclass's override too
             if self._overlays_dirty:
                 self._place_overlays_now()
-            self._keep_unchanged_series_painted()
+            self._keep_what_stays_painted()
         finally:
             self._settling = False
 
@@ -1234,17 +1243,27 @@ class Chart(pg.PlotWidget):
                 sample.update()
                 label.update()
 
-    def _keep_unchanged_series_painted(self) -> None:
-        """A series that these changes left alone is kept as a pixmap (see keep_painted): an
-        edit that moves only a marker then repaints no curve. One given new values is painted
-        directly, which costs less than painting a pixmap and copying it."""
+    def _keep_what_stays_painted(self) -> None:
+        """What these changes left alone is kept as a pixmap (see keep_painted): an edit that
+        moves only a marker then repaints no curve and no axis. What they changed is painted
+        directly, which costs less than painting a pixmap and copying it: a series given new
+        values, and on a new range or size of the view every curve and the axis along it."""
         redrawn, self._redrawn = self._redrawn, set()
+        plot = self.getPlotItem()
+        view = plot.getViewBox()
+        (x0, x1), (y0, y1) = view.viewRange()
+        size = view.size()
+        now = ((x0, x1, size.width(), size.height()), (y0, y1, size.width(), size.height()))
+        last, self._last_view = self._last_view, now
+        x_moved, y_moved = now[0] != last[0], now[1] != last[1]
+        _keep_painted_if(plot.getAxis("bottom"), not x_moved)
+        _keep_painted_if(plot.getAxis("left"), not y_moved)
+        still = not (x_moved or y_moved)
         for series in self._series.values():
             item = series.item
-            mode = QGraphicsItem.CacheMode.NoCache if item in redrawn else QGraphicsItem.CacheMode.DeviceCoordinateCache
-            for part in (item.curve, item.scatter):
-                if part.cacheMode() != mode:
-                    part.setCacheMode(mode)
+            keep = still and item not in redrawn
+            _keep_painted_if(item.curve, keep)
+            _keep_painted_if(item.scatter, keep)
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
         if self._settle_pending:  # painted before the queued settle ran (a grab, a repaint())

@@ -175,7 +175,7 @@ class ResultsTable(QTableWidget):
         """Replace the rows. Each is a :class:`ResultRow` or (quantity, value, unit[, tooltip])."""
         rows = [r if isinstance(r, ResultRow) else ResultRow(*r) for r in rows]
         reshaped = len(rows) != self.rowCount()
-        changed: set[int] = set()
+        changed: set[tuple[int, int]] = set()  # (row, column) of the cells given new text
         if reshaped:
             # Lay the columns out once after the fill, not again for every cell set.
             self.scheduleDelayedItemsLayout()
@@ -195,7 +195,7 @@ class ResultsTable(QTableWidget):
                     # changed text is set (a new item per cell re-laid the table out each time).
                     if item.text() != text:
                         item.setText(text)
-                        changed.add(col)
+                        changed.add((i, col))
                     if item.toolTip() != row.tooltip:
                         item.setToolTip(row.tooltip)
                     continue
@@ -206,10 +206,13 @@ class ResultsTable(QTableWidget):
                 if col == 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(i, col, item)
-                changed.add(col)
-        if changed or reshaped:
+                changed.add((i, col))
+        needs = self._widths_needed(changed)
+        if reshaped or any(need > self._measured_needs.get(col, 0) for col, need in needs.items()):
+            # a column may have to be wider than when it was last measured (a text shorter
+            # than that leaves the kept width as it is, see below)
             self._content_width_cache = None
-        self._grow_columns(changed)
+        self._grow_columns(needs)
         if reshaped:
             self._fit_height()
         if self.keep_content_width:
@@ -221,13 +224,33 @@ class ResultsTable(QTableWidget):
                 self._kept_width = width
                 self.updateGeometry()
 
-    def _grow_columns(self, columns: Iterable[int], shrink: bool = False) -> None:
-        """Widen the quantity and value columns to their text (and narrow them with ``shrink``:
-        a new font)."""
+    def _widths_needed(self, cells: Iterable[tuple[int, int]]) -> dict[int, int]:
+        """The width each column needs for these cells' texts (the column's widest of them).
+        Only cells given new text can make a column need more: measuring them, not the whole
+        column again, keeps a redraw that changes a few numbers cheap."""
+        model = self.model()
+        needs: dict[int, int] = {}
+        for row, col in cells:
+            width = self.sizeHintForIndex(model.index(row, col)).width()
+            if width > needs.get(col, 0):
+                needs[col] = width
+        return needs
+
+    def _grow_columns(self, needs: dict[int, int]) -> None:
+        """Widen the quantity and value columns to what their new texts need."""
         header = self.horizontalHeader()
-        for col in set(columns) & {0, 1}:
+        for col, need in needs.items():
+            if col in (0, 1):
+                need = max(need, header.sectionSizeHint(col))
+                if need > header.sectionSize(col):
+                    header.resizeSection(col, need)
+
+    def _fit_columns(self) -> None:
+        """The quantity and value columns sized to their whole text, narrower too (a new font)."""
+        header = self.horizontalHeader()
+        for col in (0, 1):
             need = max(self.sizeHintForColumn(col), header.sectionSizeHint(col))
-            if need > header.sectionSize(col) or (shrink and need != header.sectionSize(col)):
+            if need != header.sectionSize(col):
                 header.resizeSection(col, need)
 
     #: set by a panel that puts the table beside something (a splitter then keeps the text
@@ -250,10 +273,14 @@ class ResultsTable(QTableWidget):
             self._content_width_cache = None
         super().changeEvent(event)
 
+    #: what each column needed when the content width was last measured
+    _measured_needs: dict[int, int] = {}
+
     def _measure_content_width(self) -> int:
         header = self.horizontalHeader()
-        columns = sum(max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in (0, 1))
-        unit = max(self.sizeHintForColumn(2), header.minimumSectionSize())
+        self._measured_needs = {c: self.sizeHintForColumn(c) for c in (0, 1, 2)}
+        columns = sum(max(self._measured_needs[c], header.sectionSizeHint(c)) for c in (0, 1))
+        unit = max(self._measured_needs[2], header.minimumSectionSize())
         return columns + unit + 2 * self.frameWidth() + 4
 
     def minimumSizeHint(self):  # noqa: N802 - Qt naming
@@ -307,7 +334,7 @@ class ResultsTable(QTableWidget):
         self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5))
         self._kept_width = 0  # the width kept for the old font size no longer applies
         self._content_width_cache = None
-        self._grow_columns((0, 1), shrink=True)
+        self._fit_columns()
         self._fit_height()
 
 
