@@ -467,6 +467,8 @@ def keep_painted(item: QGraphicsItem) -> None:
     ticks and texts: 0.2-0.3 ms an axis, four an axis pair). The pixmap is in device pixels (a
     2x screen gets a 2x one) and any ``update()`` of the item, which pyqtgraph makes on every
     change of ticks, pens or text, paints it again. Exports paint without it."""
+    if getattr(item, "_exportOpts", False):  # pyqtgraph's export mode: an export paints afresh
+        return
     if item.cacheMode() != QGraphicsItem.CacheMode.DeviceCoordinateCache:
         _make_room_for_kept_paintings()
         item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
