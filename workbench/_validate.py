@@ -92,6 +92,8 @@ def _num(value: float) -> str:
 
 def number(name: str, value: object) -> float:
     """A finite real number (bools and strings are rejected)."""
+    if type(value) is float and math.isfinite(value):  # the common case, without the ABC checks
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         if isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.number):
             value = value.item()
@@ -168,23 +170,25 @@ def fraction(name: str, value: object, *, allow_zero: bool = True, allow_one: bo
 
 def integer(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
     """A whole number (an integral float such as 8.0 is accepted), optionally bounded."""
-    if isinstance(value, bool):
+    if type(value) is int:  # the common case, without the ABC checks
+        result = value
+    elif isinstance(value, bool):
         raise InputError(name, f"must be a whole number, got {_describe(value)}")
-    if isinstance(value, numbers.Integral):
+    elif isinstance(value, numbers.Integral):
         result = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         result = int(value)
     else:
         raise InputError(name, f"must be a whole number, got {_describe(value)}")
     top = MAX_WHOLE if maximum is None else maximum
+    if (minimum is None or result >= minimum) and result <= top:
+        return result
     shown = _num(result) if isinstance(value, numbers.Integral) else f"{float(value):g}"
     if minimum is not None and result < minimum:
         raise InputError(name, f"must be >= {minimum}, got {shown}")
-    if result > top:
-        if minimum is not None:
-            raise InputError(name, f"must be between {_num(minimum)} and {_num(top)}, got {shown}")
-        raise InputError(name, f"must be <= {_num(top)}, got {shown}")
-    return result
+    if minimum is not None:
+        raise InputError(name, f"must be between {_num(minimum)} and {_num(top)}, got {shown}")
+    raise InputError(name, f"must be <= {_num(top)}, got {shown}")
 
 
 def gpu_count(name: str, value: object) -> int:
@@ -275,6 +279,20 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
 
     Returns ``(array, was_scalar)`` so callers can hand a scalar back for a scalar input.
     """
+    kind = type(value)
+    if kind is float or kind is int:  # a plain number: the checks below without numpy's overhead
+        try:
+            scalar = float(value)
+        except OverflowError:
+            raise NonFiniteError(name, "must be finite, got a whole number too large for a float "
+                                       "(about 1.8e308 at most)") from None
+        if not math.isfinite(scalar):
+            raise NonFiniteError(name, "must be finite (no NaN or infinity)")
+        if positive_only and scalar <= 0:
+            raise InputError(name, f"must be > 0 everywhere, got minimum {scalar:g}")
+        if non_negative_only and scalar < 0:
+            raise InputError(name, f"must be >= 0 everywhere, got minimum {scalar:g}")
+        return np.asarray(scalar), True
     # Refuse text and bools before numpy would quietly read "3" as 3.0 or True as 1.0.
     if isinstance(value, (bool, str, bytes)):
         raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}")
@@ -292,11 +310,12 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
     if raw.dtype.kind not in "iuf":
         raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}")
     arr = raw.astype(float)
-    if arr.size and not np.all(np.isfinite(arr)):
+    # the arrays' own all() and any(): numpy's module functions add a Python layer each
+    if arr.size and not np.isfinite(arr).all():
         raise NonFiniteError(name, "must be finite (no NaN or infinity)")
-    if positive_only and arr.size and np.any(arr <= 0):
+    if positive_only and arr.size and (arr <= 0).any():
         raise InputError(name, f"must be > 0 everywhere, got minimum {arr.min():g}")
-    if non_negative_only and arr.size and np.any(arr < 0):
+    if non_negative_only and arr.size and (arr < 0).any():
         raise InputError(name, f"must be >= 0 everywhere, got minimum {arr.min():g}")
     return arr, arr.ndim == 0
 
@@ -305,10 +324,10 @@ def whole_numbers(name: str, value: object, minimum: int = 1, maximum: int = MAX
     """Whole numbers (GPU counts, ranks, stages) in [minimum, maximum], a scalar or an array:
     ``(array, was_scalar)`` as :func:`array` gives them."""
     arr, scalar = array(name, value)
-    if arr.size and np.any(arr != np.floor(arr)):
+    if arr.size and (arr != np.floor(arr)).any():
         raise InputError(name, "must be whole numbers")
-    if arr.size and (np.any(arr < minimum) or np.any(arr > maximum)):
-        worst = arr.min() if np.any(arr < minimum) else arr.max()
+    if arr.size and ((arr < minimum).any() or (arr > maximum).any()):
+        worst = arr.min() if (arr < minimum).any() else arr.max()
         raise InputError(name, f"must be between {_num(minimum)} and {_num(maximum)}, got {_num(float(worst))}")
     return arr, scalar
 
@@ -329,7 +348,7 @@ def scalar_or_array(result: np.ndarray, was_scalar: bool):
     is refused here rather than handed on to turn into NaN further down.
     """
     result = np.asarray(result)
-    if np.issubdtype(result.dtype, np.floating) and result.size and not np.all(np.isfinite(result)):
+    if result.dtype.kind == "f" and result.size and not np.isfinite(result).all():
         raise NonFiniteError("result", "overflows (values too large or too small to compute); "
                                        "check the magnitudes and units of the inputs")
     return float(result) if was_scalar else result
@@ -372,7 +391,7 @@ def non_finite(value: object, _depth: int = 0) -> bool:
         return not math.isfinite(value)
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "fc":
-            return bool(value.size) and not bool(np.all(np.isfinite(value)))
+            return bool(value.size) and not bool(np.isfinite(value).all())
         return value.dtype.kind == "O" and any(non_finite(x, _depth + 1) for x in value.flat)
     if isinstance(value, Mapping):
         return any(non_finite(x, _depth + 1) for x in value.values())
