@@ -25,6 +25,7 @@ from storage import Project
 from ui.catalog import HardwareCatalog
 from ui.charts import Chart
 from ui.scenario_browser import PROBLEM_ROLE, ScenarioBrowser
+from ui.widgets.cap_field import CapEdit
 from workbench.scenarios import AllReduceScenario, CollectiveScenario, ScalingScenario
 
 
@@ -519,3 +520,21 @@ def test_a_chart_narrowed_after_a_long_title_fits_its_new_width(qtbot, chart):
         plot = chart.getPlotItem()
         assert plot.size().width() == pytest.approx(chart.width(), abs=1)  # nothing cut off on the right
         assert plot.titleLabel.item.toPlainText().endswith("…")  # the title is cut instead
+
+
+def test_a_field_shown_its_value_again_formats_nothing_and_a_new_one_is_shown(qtbot):
+    edit = CapEdit("W")
+    qtbot.addWidget(edit)
+    formatted = []
+    real = edit.format_value
+    edit.format_value = lambda value: (formatted.append(value), real(value))[1]
+    edit.setValue(400.0)
+    assert edit.text() == "400 W" and formatted == [400.0]
+    edit.setValue(400.0)  # a redraw showing the same value
+    assert formatted == [400.0]
+    edit.setValue(None)
+    assert edit.text() == "uncapped"
+    edit.setValue(400.0)  # the same number after another text: shown again, from what was kept
+    assert edit.text() == "400 W" and formatted == [400.0]
+    edit.setValue(350.0)
+    assert edit.text() == "350 W" and formatted == [400.0, 350.0]

@@ -91,6 +91,7 @@ class QuantityEdit(QLineEdit):
         self._integer = integer
         self._value: float | None = None
         self._shown_text = ""  # the text we displayed for _value
+        self._formatted: tuple[tuple, str] | None = None  # the last value formatted, and its text
         self._error = ""
         self.setClearButtonEnabled(False)
         self.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -174,7 +175,13 @@ class QuantityEdit(QLineEdit):
         else:
             value = float(value)
             self._value = int(round(value)) if self._integer and value.is_integer() else value
-            self._shown_text = self.format_value(value)
+            # a redraw shows most fields their same value again: format it only when it (or
+            # how it is formatted) changed
+            key = (value, math.copysign(1.0, value), self._integer, self._digits, self._binary)
+            formatted = self._formatted
+            if formatted is None or formatted[0] != key:
+                formatted = self._formatted = (key, self.format_value(value))
+            self._shown_text = formatted[1]
         if self.text() != self._shown_text:  # setText repaints the field even with the same text
             self.setText(self._shown_text)
         self._set_error("")
