@@ -456,6 +456,11 @@ def _upgrade(cls: type[Scenario], data: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- the five scenario types ---------------------------------------------------------------
+#: the last tuple of kernels found to hold only Kernel values (frozen: the same tuple again needs
+#: no second look, and an edit of another field of a 10,000-kernel roofline passes it on)
+_checked_kernels: tuple = ()
+
+
 @dataclass(frozen=True)
 class RooflineScenario(Scenario):
     """Roofline panel: up to four devices (the first is primary), a precision, kernels."""
@@ -483,8 +488,13 @@ class RooflineScenario(Scenario):
         _bool("sparse", self.sparse)
         _bool("show_precision_ceilings", self.show_precision_ceilings)
         _bool("show_l2", self.show_l2)
+        global _checked_kernels
+        if self.kernels is _checked_kernels:
+            return  # the tuple an edit of another field passed on (a tuple of frozen Kernels)
         if isinstance(self.kernels, tuple) and set(map(type, self.kernels)) <= {Kernel}:
-            return  # already validated Kernel values (each checks itself): an edit need not redo 10,000
+            # already validated Kernel values (each checks itself): an edit need not redo 10,000
+            _checked_kernels = self.kernels
+            return
         kernels = []
         for i, item in enumerate(_sequence("kernels", self.kernels)):
             name = f"kernels[{i}]"
