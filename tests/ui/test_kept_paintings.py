@@ -6,7 +6,9 @@ again. These tests check, by counting and by pixels, never by timing, that:
 
 - an unchanged curve is kept and a changed one is painted directly;
 - what is kept looks exactly as painting it afresh, also after the view moved in the layout;
-- an export paints everything afresh, at its own scale, and the screen is right after it.
+- an export paints everything afresh, at its own scale, and the screen is right after it;
+- in the main window, after edits, a theme switch and presentation mode, every panel with
+  charts shows what painting it afresh shows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QGraphicsItem
+from window_helpers import dark_theme, in_front
 
 from ui import export
 from ui.charts import Chart
@@ -152,3 +155,75 @@ def test_a_hidden_chart_keeps_its_cache_modes_for_when_it_is_shown_again(chart, 
     _events()
     assert _curve(chart, "ring").cacheMode() == KEPT
     assert _looks_the_same(_grab(chart), _grab_afresh(chart))
+
+
+MIB = 2**20
+#: per panel, edits that move only a marker, move the range, and leave everything alone
+PANEL_EDITS = {
+    "allreduce": [dict(size_bytes=256 * MIB), dict(size_bytes=1024 * MIB), dict(size_bytes=1024 * MIB)],
+    "scaling": [dict(serial_fraction=0.05), dict(serial_fraction=0.02), dict(serial_fraction=0.02)],
+    "power": [dict(static_fraction=0.4), dict(static_fraction=0.3), dict(static_fraction=0.3)],
+    "roofline": [dict(show_precision_ceilings=True), dict(show_precision_ceilings=False), dict(sparse=True)],
+}
+
+
+def _views_of(widget):
+    from PySide6.QtWidgets import QGraphicsView
+
+    return [view for view in widget.findChildren(QGraphicsView) if view.scene() is not None]
+
+
+def _window_looks_as_painted_afresh(top) -> tuple[int, int]:
+    """(items kept as pixmaps, pixels that differ from painting every item afresh)."""
+    shown = top.grab().toImage()
+    items = [item for view in _views_of(top) for item in view.scene().items()]
+    modes = [item.cacheMode() for item in items]
+    for item in items:
+        item.setCacheMode(NONE)
+    try:
+        afresh = top.grab().toImage()
+    finally:
+        for item, mode in zip(items, modes, strict=True):
+            item.setCacheMode(mode)
+    differing = int((np.abs(_pixels(shown) - _pixels(afresh)).max(axis=2) > 2).sum())
+    return sum(mode == KEPT for mode in modes), differing
+
+
+@pytest.mark.parametrize("kind", sorted(PANEL_EDITS))
+def test_a_panel_shows_what_painting_it_afresh_shows_through_edits_themes_and_presentation(qtbot, new_window, kind):
+    window = new_window()
+    in_front(qtbot, window, kind)
+
+    def edit(values) -> None:
+        window.document.edit_scenario(kind, **values)
+        _events()
+
+    kept_somewhere = 0
+    for values in PANEL_EDITS[kind]:
+        edit(values)
+    kept, differing = _window_looks_as_painted_afresh(window)
+    kept_somewhere += kept
+    assert differing == 0
+    with dark_theme(window):
+        _events()
+        assert _window_looks_as_painted_afresh(window)[1] == 0
+        for values in PANEL_EDITS[kind][-2:]:
+            edit(values)
+        assert _window_looks_as_painted_afresh(window)[1] == 0
+        presentation = window.enter_presentation(kind)
+        try:
+            qtbot.waitExposed(presentation)
+            _events()
+            assert _window_looks_as_painted_afresh(presentation)[1] == 0
+            for values in PANEL_EDITS[kind][:2] + PANEL_EDITS[kind][1:2]:
+                edit(values)
+            kept, differing = _window_looks_as_painted_afresh(presentation)
+            kept_somewhere += kept
+            assert differing == 0
+        finally:
+            window.exit_presentation()
+        _events()
+        assert _window_looks_as_painted_afresh(window)[1] == 0
+    _events()
+    assert _window_looks_as_painted_afresh(window)[1] == 0
+    assert kept_somewhere > 0  # the check compared kept pixmaps, not only items painted in place
