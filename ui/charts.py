@@ -462,11 +462,13 @@ class _Settler(QObject):
 def keep_painted(item: QGraphicsItem) -> None:
     """Let Qt keep ``item``'s last painting as a pixmap and reuse it until the item changes.
 
-    The chart's view repaints as a whole (see :class:`Chart`), so axes and legends, which an
-    edit seldom changes, were painted again on every edit (pyqtgraph replays an axis' recorded
-    ticks and texts: 0.2-0.3 ms an axis, four an axis pair). The pixmap is in device pixels (a
-    2x screen gets a 2x one) and any ``update()`` of the item, which pyqtgraph makes on every
-    change of ticks, pens or text, paints it again. Exports paint without it."""
+    The chart's view repaints as a whole (see :class:`Chart`), so axes and curves that an edit
+    left alone were painted again on every edit (pyqtgraph replays an axis' recorded ticks and
+    texts, 0.2-0.3 ms an axis; a wide antialiased curve strokes in about as long). The pixmap
+    is in device pixels (a 2x screen gets a 2x one) and any ``update()`` of the item, which
+    pyqtgraph makes on every change of data, ticks, pens or text, paints it again. Exports
+    paint without it. Only for items that paint inside their bounding rect: Qt cuts the pixmap
+    there (the frame's edge lines and a legend's border lie on it, and are not kept)."""
     if getattr(item, "_exportOpts", False):  # pyqtgraph's export mode: an export paints afresh
         return
     if item.cacheMode() != QGraphicsItem.CacheMode.DeviceCoordinateCache:
@@ -630,6 +632,7 @@ class Chart(pg.PlotWidget):
         self._redrawn: set[pg.PlotDataItem] = set()
         #: the view's x and y ranges and size at the last settle
         self._last_view: tuple = (None, None)
+        self._painted_ratio: float | None = None  # the device pixel ratio of the last paint
         self._painting = False
         #: how many times the overlays were placed (the tests count one per change)
         self.overlay_placements = 0
@@ -672,7 +675,7 @@ class Chart(pg.PlotWidget):
         for name in ("bottom", "left"):
             axis = plot.getAxis(name)
             axis.geometryChanged.connect(axis.update)
-        plot.getViewBox().geometryChanged.connect(self._repaint_series_afresh)
+        plot.getViewBox().geometryChanged.connect(self._repaint_kept_afresh)
         self._restyle()
         th.register(self)
         _CHARTS.add(self)
@@ -939,10 +942,12 @@ class Chart(pg.PlotWidget):
 
     def _pen(self, color: QColor, width: float, style=Qt.PenStyle.SolidLine):
         pen = pg.mkPen(color, width=width * th.scale_factor(self._presentation), style=style)
-        # Flat caps: Qt's raster engine strokes a wide round-capped pen about twice as slowly
-        # (every dash of a dashed reference line gets two rounded ends), and a curve then ends
-        # exactly at its last point instead of half a pen width beyond it.
-        pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+        # Not round caps: Qt's raster engine strokes a wide round-capped pen about twice as
+        # slowly (every dash of a dashed reference line got two rounded ends). A solid curve
+        # ends flat, at its last point; dashes and dots get square ends, which give them the
+        # length (and the ink) round ones had: flat dots would be half as long.
+        solid = style == Qt.PenStyle.SolidLine
+        pen.setCapStyle(Qt.PenCapStyle.FlatCap if solid else Qt.PenCapStyle.SquareCap)
         pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         return pen
 
@@ -999,7 +1004,6 @@ class Chart(pg.PlotWidget):
         )
         legend.setParentItem(self.getPlotItem().getViewBox())
         legend.setZValue(50)
-        keep_painted(legend)
         return legend
 
     @staticmethod
@@ -1012,9 +1016,6 @@ class Chart(pg.PlotWidget):
             legend.clear()
             for series, text in zip(shown, texts, strict=True):
                 legend.addItem(series.item, text)
-            for sample, label in legend.items:
-                keep_painted(sample)
-                keep_painted(label)
             return
         renamed = False
         for (sample, label), series, text in zip(legend.items, shown, texts, strict=True):
@@ -1233,17 +1234,16 @@ class Chart(pg.PlotWidget):
         finally:
             self._settling = False
 
-    def _repaint_series_afresh(self) -> None:
-        """The view moved or was resized: what it keeps painted is painted again in place."""
-        for series in self._series.values():
-            series.item.curve.update()
-            series.item.scatter.update()
-        legend = self._legend
-        if legend is not None:
-            legend.update()
-            for sample, label in legend.items:
-                sample.update()
-                label.update()
+    def _repaint_kept_afresh(self) -> None:
+        """The view moved or was resized: whatever the scene keeps painted is painted again in
+        place (Qt would only shift its pixmap, to the nearest pixel)."""
+        scene = self.scene()
+        if scene is None:
+            return
+        none = QGraphicsItem.CacheMode.NoCache
+        for item in scene.items():
+            if item.cacheMode() != none:
+                item.update()
 
     def _keep_what_stays_painted(self) -> None:
         """What these changes left alone is kept as a pixmap (see keep_painted): an edit that
@@ -1253,6 +1253,10 @@ class Chart(pg.PlotWidget):
         redrawn, self._redrawn = self._redrawn, set()
         plot = self.getPlotItem()
         view = plot.getViewBox()
+        if not self._may_keep_paintings():
+            for item in self.scene().items():
+                _keep_painted_if(item, False)
+            return
         (x0, x1), (y0, y1) = view.viewRange()
         size = view.size()
         now = ((x0, x1, size.width(), size.height()), (y0, y1, size.width(), size.height()))
@@ -1267,7 +1271,19 @@ class Chart(pg.PlotWidget):
             _keep_painted_if(item.curve, keep)
             _keep_painted_if(item.scatter, keep)
 
+    def _may_keep_paintings(self) -> bool:
+        """Only at a whole device pixel ratio: at 1.25 or 1.5 Qt puts a kept pixmap on a whole
+        logical pixel, half a device pixel away from where the item paints itself."""
+        return float(self.devicePixelRatioF()).is_integer()
+
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        ratio = self.devicePixelRatioF()
+        if ratio != self._painted_ratio:
+            # another screen: paint everything afresh once (a scatter renews its symbols for
+            # the new ratio only when it paints on the screen itself), keep again from the next edit
+            if self._painted_ratio is not None:
+                self._drop_kept_paintings(keep_modes=False)
+            self._painted_ratio = ratio
         if self._settle_pending:  # painted before the queued settle ran (a grab, a repaint())
             self.settle()
         self._painting = True
@@ -1573,6 +1589,11 @@ class Chart(pg.PlotWidget):
         """Let go of the kept paintings (see keep_painted): a chart behind a tab needs none,
         and the next paint after it is shown makes them again."""
         super().hideEvent(event)
+        self._drop_kept_paintings(keep_modes=True)
+
+    def _drop_kept_paintings(self, *, keep_modes: bool) -> None:
+        """Let go of every kept pixmap; with ``keep_modes`` the items keep painting into new
+        ones, without it they paint directly until the next settle decides again."""
         scene = self.scene()
         if scene is None or not self._alive():
             return
@@ -1581,7 +1602,8 @@ class Chart(pg.PlotWidget):
             mode = item.cacheMode()
             if mode != none:
                 item.setCacheMode(none)
-                item.setCacheMode(mode)
+                if keep_modes:
+                    item.setCacheMode(mode)
 
     def _fit_title(self, *_args) -> None:
         """Cut the title again when the room beside it changed (a resize, or an axis grown by

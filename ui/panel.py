@@ -143,6 +143,8 @@ class ResultsTable(QTableWidget):
         self.setObjectName("resultsTable")
         self.setAccessibleName("Results")
         self.before_read: Callable[[], None] | None = None
+        #: the widest each column was sized to fit (a narrower one was narrowed by the user)
+        self._fitted_widths: dict[int, int] = {}
         self.setHorizontalHeaderLabels(list(self.HEADERS))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -237,13 +239,19 @@ class ResultsTable(QTableWidget):
         return needs
 
     def _grow_columns(self, needs: dict[int, int]) -> None:
-        """Widen the quantity and value columns to what their new texts need."""
+        """Widen the quantity and value columns to what their new texts need. A column the
+        user made narrower than its text is fitted to its whole text again, as before."""
         header = self.horizontalHeader()
         for col, need in needs.items():
-            if col in (0, 1):
-                need = max(need, header.sectionSizeHint(col))
-                if need > header.sectionSize(col):
-                    header.resizeSection(col, need)
+            if col not in (0, 1):
+                continue
+            size = header.sectionSize(col)
+            if size < self._fitted_widths.get(col, 0):  # narrowed by hand
+                need = self.sizeHintForColumn(col)
+            need = max(need, header.sectionSizeHint(col))
+            if need > size:
+                header.resizeSection(col, need)
+            self._fitted_widths[col] = max(self._fitted_widths.get(col, 0), need)
 
     def _fit_columns(self) -> None:
         """The quantity and value columns sized to their whole text, narrower too (a new font)."""
@@ -252,6 +260,7 @@ class ResultsTable(QTableWidget):
             need = max(self.sizeHintForColumn(col), header.sectionSizeHint(col))
             if need != header.sectionSize(col):
                 header.resizeSection(col, need)
+            self._fitted_widths[col] = need
 
     #: set by a panel that puts the table beside something (a splitter then keeps the text
     #: whole); under the chart it has the panel's width anyway
