@@ -243,3 +243,26 @@ def test_at_a_fractional_device_pixel_ratio_nothing_is_kept(chart):
     _draw(chart, 1.0, 1e6)
     _events()
     assert _curve(chart, "ring").cacheMode() == KEPT
+
+
+def test_an_edit_starts_keeping_only_a_few_items_so_no_edit_pays_for_all_the_pixmaps(chart):
+    names = [f"series {i}" for i in range(5)]
+
+    def draw(point: float) -> None:
+        for i, name in enumerate(names):
+            chart.add_series(name, SIZES, [(i + 1) * t for t in (1e-5, 1e-4, 1e-3, 1e-2)])
+        chart.set_operating_point(point, 1e-4, "here")
+        _events()
+
+    def kept() -> int:
+        return sum(_curve(chart, name).cacheMode() == KEPT for name in names)
+
+    draw(1e5)
+    counts = []
+    for point in (1e6, 1e7, 1e6, 1e7, 1e6):  # only the point moves
+        draw(point)
+        counts.append(kept())
+    steps = [b - a for a, b in zip([0, *counts], counts, strict=False)]
+    assert max(steps) <= Chart.NEWLY_KEPT_PER_EDIT
+    assert counts[-1] == len(names)  # all of them, a few edits later
+    assert _looks_the_same(_grab(chart), _grab_afresh(chart))
