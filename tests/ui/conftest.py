@@ -51,3 +51,16 @@ def new_window(qtbot, tmp_path):
         return window
 
     return open_window
+
+
+@pytest.fixture
+def chart(qtbot):
+    """A log-log chart of times against sizes, 900 x 560, shown and exposed."""
+    from ui.charts import Chart
+
+    chart = Chart(title="Time", x_label="Size", x_unit="B", y_label="Time", y_unit="s", log_x=True, log_y=True)
+    qtbot.addWidget(chart)
+    chart.resize(900, 560)
+    chart.show()
+    qtbot.waitExposed(chart)
+    return chart

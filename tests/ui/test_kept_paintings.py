@@ -33,21 +33,18 @@ def _events() -> None:
         QCoreApplication.processEvents()
 
 
-@pytest.fixture
-def chart(qtbot):
-    chart = Chart(title="Time", x_label="Size", x_unit="B", y_label="Time", y_unit="s", log_x=True, log_y=True)
-    qtbot.addWidget(chart)
-    chart.resize(900, 560)
-    chart.show()
-    qtbot.waitExposed(chart)
-    return chart
-
-
 def _draw(chart: Chart, tree_scale: float, point: float) -> None:
     """A panel's redraw: ring always the same, tree scaled, the operating point moved."""
     chart.add_series("ring", SIZES, [1e-5, 1e-4, 1e-3, 1e-2])
     chart.add_series("tree", SIZES, [tree_scale * t for t in (2e-5, 1e-4, 5e-4, 2e-3)])
     chart.set_operating_point(point, 1e-4, "here")
+
+
+def _draw_twice(chart: Chart) -> None:
+    """Two redraws with the same curves and the point moved: the curves are kept from the second."""
+    for point in (1e5, 1e6):
+        _draw(chart, 1.0, point)
+        _events()
 
 
 def _curve(chart: Chart, name: str):
@@ -111,10 +108,7 @@ def test_what_is_kept_looks_as_painting_it_afresh(chart):
 
 
 def test_a_view_moved_in_the_layout_paints_what_it_kept_afresh(chart):
-    _draw(chart, 1.0, 1e5)
-    _events()
-    _draw(chart, 1.0, 1e6)
-    _events()
+    _draw_twice(chart)
     assert _curve(chart, "ring").cacheMode() == KEPT
     view = chart.getPlotItem().getViewBox()
     before = view.sceneBoundingRect()
@@ -131,10 +125,7 @@ def test_a_view_moved_in_the_layout_paints_what_it_kept_afresh(chart):
 
 
 def test_an_export_paints_everything_afresh_and_the_screen_stays_right(chart):
-    _draw(chart, 1.0, 1e5)
-    _events()
-    _draw(chart, 1.0, 1e6)
-    _events()
+    _draw_twice(chart)
     assert _curve(chart, "ring").cacheMode() == KEPT
     export.render_image(chart, 1800)  # the first export after an edit differs from later ones by a few pixels of the label
     image = export.render_image(chart, 1800)
@@ -146,10 +137,7 @@ def test_an_export_paints_everything_afresh_and_the_screen_stays_right(chart):
 
 
 def test_a_hidden_chart_keeps_its_cache_modes_for_when_it_is_shown_again(chart, qtbot):
-    _draw(chart, 1.0, 1e5)
-    _events()
-    _draw(chart, 1.0, 1e6)
-    _events()
+    _draw_twice(chart)
     chart.hide()
     chart.show()
     qtbot.waitExposed(chart)
@@ -238,10 +226,7 @@ def test_at_a_fractional_device_pixel_ratio_nothing_is_kept(chart):
         _events()
     assert all(item.cacheMode() == NONE for item in _every_item(chart))
     del chart.devicePixelRatioF  # back on a whole ratio: kept again from the next edit on
-    _draw(chart, 1.0, 1e5)
-    _events()
-    _draw(chart, 1.0, 1e6)
-    _events()
+    _draw_twice(chart)
     assert _curve(chart, "ring").cacheMode() == KEPT
 
 

@@ -249,7 +249,8 @@ def test_results_table_updates_rows_in_place(qtbot):
     assert table.item(2, 1).textAlignment() & Qt.AlignmentFlag.AlignRight
 
 
-def test_results_columns_fit_their_text_and_only_grow_as_numbers_change(qtbot):
+@pytest.fixture
+def shown_table(qtbot):
     from ui.panel import ResultsTable
 
     table = ResultsTable()
@@ -257,6 +258,11 @@ def test_results_columns_fit_their_text_and_only_grow_as_numbers_change(qtbot):
     table.resize(600, 300)
     table.show()
     qtbot.waitExposed(table)
+    return table
+
+
+def test_results_columns_fit_their_text_and_only_grow_as_numbers_change(shown_table):
+    table = shown_table
     table.set_rows([("Step time", 9.85, "s"), ("Tokens/s", 852e3, "tokens/s")])
     header = table.horizontalHeader()
     widths = [header.sectionSize(0), header.sectionSize(1)]
@@ -267,3 +273,23 @@ def test_results_columns_fit_their_text_and_only_grow_as_numbers_change(qtbot):
     assert resized == [] and [header.sectionSize(0), header.sectionSize(1)] == widths
     table.set_rows([("Step time, with the pipeline bubble", 9.8, "s"), ("Tokens/s", 85e3, "tokens/s")])
     assert [c for c, _w in resized] == [0] and header.sectionSize(0) >= table.sizeHintForColumn(0)
+
+
+def test_a_results_column_grows_to_a_new_text_and_one_narrowed_by_hand_fits_its_text_again(shown_table):
+    # only the cells given new text are measured (speed), yet a column narrowed by hand fits again
+    table = shown_table
+    rows = [("Step time", 1.5, "s"), ("Tokens per second", 2.0e6, "tokens/s")]
+    table.set_rows(rows)
+    header = table.horizontalHeader()
+    fitted = header.sectionSize(0)
+    table.set_rows([("Step time, with a much longer name than before", 1.5, "s"), rows[1]])
+    assert header.sectionSize(0) > fitted  # grown to the new text
+    grown = header.sectionSize(0)
+    table.set_rows(rows)
+    assert header.sectionSize(0) == grown  # a shorter text leaves it as it is
+    narrow = header.minimumSectionSize()
+    header.resizeSection(0, narrow)  # the user narrows it
+    table.set_rows([("Step time", 1.6, "s"), rows[1]])  # a value changes: the column is left alone
+    assert header.sectionSize(0) == narrow
+    table.set_rows([("Step", 1.6, "s"), rows[1]])  # its own text changes: fitted to its whole text
+    assert header.sectionSize(0) == max(table.sizeHintForColumn(0), header.sectionSizeHint(0)) > narrow

@@ -148,16 +148,6 @@ def _redraw(chart: Chart, k: float) -> None:
     chart.getPlotItem().getViewBox().enableAutoRange()
 
 
-@pytest.fixture
-def chart(qtbot):
-    chart = Chart(title="Time", x_label="Size", x_unit="B", y_label="Time", y_unit="s", log_x=True, log_y=True)
-    qtbot.addWidget(chart)
-    chart.resize(900, 560)
-    chart.show()
-    qtbot.waitExposed(chart)
-    return chart
-
-
 def test_a_redraw_with_new_values_keeps_every_item_and_places_the_overlays_once(chart):
     _redraw(chart, 1.0)
     _events()
@@ -539,27 +529,3 @@ def test_a_field_shown_its_value_again_formats_nothing_and_a_new_one_is_shown(qt
     edit.setValue(350.0)
     assert edit.text() == "350 W" and formatted == [400.0, 350.0]
 
-
-def test_a_results_column_grows_to_a_new_text_and_one_narrowed_by_hand_fits_its_text_again(qtbot):
-    from ui.panel import ResultsTable
-
-    table = ResultsTable()
-    qtbot.addWidget(table)
-    table.resize(600, 300)
-    table.show()
-    qtbot.waitExposed(table)
-    rows = [("Step time", 1.5, "s"), ("Tokens per second", 2.0e6, "tokens/s")]
-    table.set_rows(rows)
-    header = table.horizontalHeader()
-    fitted = header.sectionSize(0)
-    table.set_rows([("Step time, with a much longer name than before", 1.5, "s"), rows[1]])
-    assert header.sectionSize(0) > fitted  # grown to the new text
-    grown = header.sectionSize(0)
-    table.set_rows(rows)
-    assert header.sectionSize(0) == grown  # a shorter text leaves it as it is
-    narrow = header.minimumSectionSize()
-    header.resizeSection(0, narrow)  # the user narrows it
-    table.set_rows([("Step time", 1.6, "s"), rows[1]])  # a value changes: the column is left alone
-    assert header.sectionSize(0) == narrow
-    table.set_rows([("Step", 1.6, "s"), rows[1]])  # its own text changes: fitted to its whole text
-    assert header.sectionSize(0) == max(table.sizeHintForColumn(0), header.sectionSizeHint(0)) > narrow
