@@ -671,10 +671,7 @@ class Chart(pg.PlotWidget):
         plot.getViewBox().sigRangeChanged.connect(self._apply_view_transform)
         # What an edit leaves alone keeps its painting (settle: _keep_what_stays_painted). Qt
         # would move a kept painting with its item, to the nearest pixel: a move in the layout
-        # paints the axes and the curves afresh instead.
-        for name in ("bottom", "left"):
-            axis = plot.getAxis(name)
-            axis.geometryChanged.connect(axis.update)
+        # (which moves or resizes the view, and the axes beside it) paints them afresh instead.
         plot.getViewBox().geometryChanged.connect(self._repaint_kept_afresh)
         self._restyle()
         th.register(self)
@@ -1234,16 +1231,19 @@ class Chart(pg.PlotWidget):
         finally:
             self._settling = False
 
+    def _kept_items(self) -> list[QGraphicsItem]:
+        """The items of the chart's scene that keep their painting (see keep_painted)."""
+        scene = self.scene()
+        if scene is None or not self._alive():
+            return []
+        none = QGraphicsItem.CacheMode.NoCache
+        return [item for item in scene.items() if item.cacheMode() != none]
+
     def _repaint_kept_afresh(self) -> None:
         """The view moved or was resized: whatever the scene keeps painted is painted again in
         place (Qt would only shift its pixmap, to the nearest pixel)."""
-        scene = self.scene()
-        if scene is None:
-            return
-        none = QGraphicsItem.CacheMode.NoCache
-        for item in scene.items():
-            if item.cacheMode() != none:
-                item.update()
+        for item in self._kept_items():
+            item.update()
 
     def _keep_what_stays_painted(self) -> None:
         """What these changes left alone is kept as a pixmap (see keep_painted): an edit that
@@ -1254,8 +1254,7 @@ class Chart(pg.PlotWidget):
         plot = self.getPlotItem()
         view = plot.getViewBox()
         if not self._may_keep_paintings():
-            for item in self.scene().items():
-                _keep_painted_if(item, False)
+            self._drop_kept_paintings(keep_modes=False)
             return
         (x0, x1), (y0, y1) = view.viewRange()
         size = view.size()
@@ -1606,16 +1605,11 @@ class Chart(pg.PlotWidget):
     def _drop_kept_paintings(self, *, keep_modes: bool) -> None:
         """Let go of every kept pixmap; with ``keep_modes`` the items keep painting into new
         ones, without it they paint directly until the next settle decides again."""
-        scene = self.scene()
-        if scene is None or not self._alive():
-            return
-        none = QGraphicsItem.CacheMode.NoCache
-        for item in scene.items():
+        for item in self._kept_items():
             mode = item.cacheMode()
-            if mode != none:
-                item.setCacheMode(none)
-                if keep_modes:
-                    item.setCacheMode(mode)
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+            if keep_modes:
+                item.setCacheMode(mode)
 
     def _fit_title(self, *_args) -> None:
         """Cut the title again when the room beside it changed (a resize, or an axis grown by

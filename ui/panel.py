@@ -145,6 +145,8 @@ class ResultsTable(QTableWidget):
         self.before_read: Callable[[], None] | None = None
         #: the widest each column was sized to fit (a narrower one was narrowed by the user)
         self._fitted_widths: dict[int, int] = {}
+        #: what each column needed when the content width was last measured
+        self._measured_needs: dict[int, int] = {}
         self.setHorizontalHeaderLabels(list(self.HEADERS))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -281,9 +283,6 @@ class ResultsTable(QTableWidget):
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._content_width_cache = None
         super().changeEvent(event)
-
-    #: what each column needed when the content width was last measured
-    _measured_needs: dict[int, int] = {}
 
     def _measure_content_width(self) -> int:
         header = self.horizontalHeader()
