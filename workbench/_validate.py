@@ -274,6 +274,15 @@ def choice(name: str, value: object, allowed: Iterable[str]) -> str:
     return value
 
 
+#: what array() says, alike for a plain number and for an array
+_WHOLE_TOO_LARGE = "must be finite, got a whole number too large for a float (about 1.8e308 at most)"
+_NOT_FINITE = "must be finite (no NaN or infinity)"
+
+
+def _below_zero(name: str, smallest: float, positive_only: bool) -> InputError:
+    return InputError(name, f"must be {'>' if positive_only else '>='} 0 everywhere, got minimum {smallest:g}")
+
+
 def array(name: str, value: object, *, positive_only: bool = False, non_negative_only: bool = False):
     """A float array (or scalar) with every element finite, optionally > 0 or >= 0.
 
@@ -284,14 +293,13 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
         try:
             scalar = float(value)
         except OverflowError:
-            raise NonFiniteError(name, "must be finite, got a whole number too large for a float "
-                                       "(about 1.8e308 at most)") from None
+            raise NonFiniteError(name, _WHOLE_TOO_LARGE) from None
         if not math.isfinite(scalar):
-            raise NonFiniteError(name, "must be finite (no NaN or infinity)")
+            raise NonFiniteError(name, _NOT_FINITE)
         if positive_only and scalar <= 0:
-            raise InputError(name, f"must be > 0 everywhere, got minimum {scalar:g}")
+            raise _below_zero(name, scalar, positive_only=True)
         if non_negative_only and scalar < 0:
-            raise InputError(name, f"must be >= 0 everywhere, got minimum {scalar:g}")
+            raise _below_zero(name, scalar, positive_only=False)
         return np.asarray(scalar), True
     # Refuse text and bools before numpy would quietly read "3" as 3.0 or True as 1.0.
     if isinstance(value, (bool, str, bytes)):
@@ -305,18 +313,17 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
         try:  # Python ints beyond int64, e.g. 10**400
             raw = raw.astype(float)
         except OverflowError:
-            raise NonFiniteError(name, "must be finite, got a whole number too large for a float "
-                                       "(about 1.8e308 at most)") from None
+            raise NonFiniteError(name, _WHOLE_TOO_LARGE) from None
     if raw.dtype.kind not in "iuf":
         raise InputError(name, f"must be a number or array of numbers, got {_describe(value)}")
     arr = raw.astype(float)
     # the arrays' own all() and any(): numpy's module functions add a Python layer each
     if arr.size and not np.isfinite(arr).all():
-        raise NonFiniteError(name, "must be finite (no NaN or infinity)")
+        raise NonFiniteError(name, _NOT_FINITE)
     if positive_only and arr.size and (arr <= 0).any():
-        raise InputError(name, f"must be > 0 everywhere, got minimum {arr.min():g}")
+        raise _below_zero(name, arr.min(), positive_only=True)
     if non_negative_only and arr.size and (arr < 0).any():
-        raise InputError(name, f"must be >= 0 everywhere, got minimum {arr.min():g}")
+        raise _below_zero(name, arr.min(), positive_only=False)
     return arr, arr.ndim == 0
 
 
@@ -359,7 +366,9 @@ def scalar_or_array(result: np.ndarray, was_scalar: bool):
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 
 
-def _field_names(kind: type) -> tuple[str, ...] | None:
+def field_names(kind: type) -> tuple[str, ...] | None:
+    """The field names of dataclass type ``kind`` (None for any other type), looked up once
+    per type: the checks and walks over every analysis's result ask on each call."""
     names = _FIELD_NAMES.get(kind, ())
     if names == ():
         names = tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
@@ -380,7 +389,7 @@ def non_finite(value: object, _depth: int = 0) -> bool:
         return False
     if kind is tuple or kind is list:
         return any(non_finite(x, _depth + 1) for x in value)
-    names = _field_names(kind)
+    names = field_names(kind)
     if names is not None:
         return any(non_finite(getattr(value, name), _depth + 1) for name in names)
     if isinstance(value, (bool, str, bytes)):

@@ -20,7 +20,6 @@ prediction). What lives here:
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import math
 from collections import Counter
@@ -594,9 +593,9 @@ def _read_only(value: Any, depth: int = 0) -> None:
     elif isinstance(value, Mapping):
         for item in value.values():
             _read_only(item, depth + 1)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            _read_only(getattr(value, f.name), depth + 1)
+    elif (names := v.field_names(type(value))) is not None:
+        for name in names:
+            _read_only(getattr(value, name), depth + 1)
 
 
 class AnalysisCache:
