@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -147,6 +148,8 @@ class ResultsTable(QTableWidget):
         self._fitted_widths: dict[int, int] = {}
         #: what each column needed when the content width was last measured
         self._measured_needs: dict[int, int] = {}
+        #: quantities the table shows in other states of its panel (reserve_quantities)
+        self._reserved_quantities: tuple[str, ...] = ()
         self.setHorizontalHeaderLabels(list(self.HEADERS))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -228,6 +231,33 @@ class ResultsTable(QTableWidget):
                 self._kept_width = width
                 self.updateGeometry()
 
+    def reserve_quantities(self, texts: Iterable[str]) -> None:
+        """Quantity labels this table shows in other states of its panel (another precision,
+        a sparse mode): the quantity column and the kept width are made wide enough for them
+        from the start, so the first toggle to a longer label does not widen the table and lay
+        out (and repaint) its neighbours."""
+        self._reserved_quantities = tuple(texts)
+        self._content_width_cache = None
+        self._measured_needs = {}
+
+    def _reserved_width(self) -> int:
+        """The quantity column's width for the widest reserved label (the cells' padding as
+        a shown cell has it: the delegate measures text plus margins)."""
+        if not self._reserved_quantities or self.rowCount() == 0 or self.item(0, 0) is None:
+            return 0
+        metrics = QFontMetricsF(self.font())  # fractional, rounded up as the item's layout is
+
+        def text_width(text: str) -> int:
+            return math.ceil(metrics.horizontalAdvance(text))
+
+        padding = self.sizeHintForIndex(self.model().index(0, 0)).width() - text_width(self.item(0, 0).text())
+        return max(text_width(t) for t in self._reserved_quantities) + padding
+
+    def _column_need(self, col: int) -> int:
+        """The width the column's whole text needs (the quantity column: reserved labels too)."""
+        need = self.sizeHintForColumn(col)
+        return max(need, self._reserved_width()) if col == 0 else need
+
     def _widths_needed(self, cells: Iterable[tuple[int, int]]) -> dict[int, int]:
         """The width each column needs for these cells' texts (the column's widest of them).
         Only cells given new text can make a column need more: measuring them, not the whole
@@ -238,6 +268,8 @@ class ResultsTable(QTableWidget):
             width = self.sizeHintForIndex(model.index(row, col)).width()
             if width > needs.get(col, 0):
                 needs[col] = width
+        if 0 in needs:
+            needs[0] = max(needs[0], self._reserved_width())
         return needs
 
     def _grow_columns(self, needs: dict[int, int]) -> None:
@@ -249,7 +281,7 @@ class ResultsTable(QTableWidget):
                 continue
             size = header.sectionSize(col)
             if size < self._fitted_widths.get(col, 0):  # narrowed by hand
-                need = self.sizeHintForColumn(col)
+                need = self._column_need(col)
             need = max(need, header.sectionSizeHint(col))
             if need > size:
                 header.resizeSection(col, need)
@@ -259,7 +291,7 @@ class ResultsTable(QTableWidget):
         """The quantity and value columns sized to their whole text, narrower too (a new font)."""
         header = self.horizontalHeader()
         for col in (0, 1):
-            need = max(self.sizeHintForColumn(col), header.sectionSizeHint(col))
+            need = max(self._column_need(col), header.sectionSizeHint(col))
             if need != header.sectionSize(col):
                 header.resizeSection(col, need)
             self._fitted_widths[col] = need
@@ -286,7 +318,7 @@ class ResultsTable(QTableWidget):
 
     def _measure_content_width(self) -> int:
         header = self.horizontalHeader()
-        self._measured_needs = {c: self.sizeHintForColumn(c) for c in (0, 1, 2)}
+        self._measured_needs = {c: self._column_need(c) for c in (0, 1, 2)}
         columns = sum(max(self._measured_needs[c], header.sectionSizeHint(c)) for c in (0, 1))
         unit = max(self._measured_needs[2], header.minimumSectionSize())
         return columns + unit + 2 * self.frameWidth() + 4

@@ -293,3 +293,27 @@ def test_a_results_column_grows_to_a_new_text_and_one_narrowed_by_hand_fits_its_
     assert header.sectionSize(0) == narrow
     table.set_rows([("Step", 1.6, "s"), rows[1]])  # its own text changes: fitted to its whole text
     assert header.sectionSize(0) == max(table.sizeHintForColumn(0), header.sectionSizeHint(0)) > narrow
+
+
+def test_reserved_quantities_size_the_results_from_the_start(shown_table):
+    # a panel names the labels its other states show (another precision, sparse): the first
+    # toggle to the longest of them neither widens the column nor the width kept beside a splitter
+    table = shown_table
+    table.keep_content_width = True
+    long_label = "Peak compute (FP16, 2:4 sparse)"
+    table.reserve_quantities(["Peak compute (FP16, dense)", long_label])
+    table.set_rows([("Peak compute (FP16, dense)", 989e12, "FLOP/s"), ("Ridge point", 295.0, "FLOP/B")])
+    header = table.horizontalHeader()
+    width, kept = header.sectionSize(0), table.minimumSizeHint().width()
+    resized = []
+    header.sectionResized.connect(lambda col, _old, new: resized.append((col, new)))
+    table.set_rows([(long_label, 1979e12, "FLOP/s"), ("Ridge point", 590.0, "FLOP/B")])
+    assert width >= table.sizeHintForColumn(0)  # the long label shows whole at once
+    assert resized == [] and table.minimumSizeHint().width() == kept
+    # without the reservation the same toggle widens the column: the test can tell
+    plain = type(table)()
+    plain.set_rows([("Peak compute (FP16, dense)", 989e12, "FLOP/s")])
+    before = plain.horizontalHeader().sectionSize(0)
+    plain.set_rows([(long_label, 1979e12, "FLOP/s")])
+    assert plain.horizontalHeader().sectionSize(0) > before
+    plain.deleteLater()

@@ -89,6 +89,11 @@ NONE_KEY = ""
 MAX_POINT_LABELS = 12
 
 
+def _peak_label(precision: str, sparse: bool) -> str:
+    """The results' label of the primary device's flat roof."""
+    return f"Peak compute ({PRECISION_LABELS[precision]}, {'2:4 sparse' if sparse else 'dense'})"
+
+
 def _short(name: str) -> str:
     """'NVIDIA H100 SXM' -> 'H100 SXM' (legend and hover lines stay short)."""
     for vendor in ("NVIDIA ", "AMD Instinct ", "AMD ", "Google ", "Intel "):
@@ -830,6 +835,9 @@ class RooflinePanel(PanelBase):
         self.bottom.setObjectName("resultsSplitter")
         self.bottom.setChildrenCollapsible(False)
         self.results.keep_content_width = True
+        # wide enough from the start for the peak's label at every precision, dense and sparse
+        self.results.reserve_quantities(_peak_label(p, sparse) for p in PRECISION_LABELS
+                                        for sparse in (False, True))
         self.bottom.addWidget(self.results)  # moves it out of the centre splitter
         self.bottom.addWidget(box)
         # the results keep the width of their text (their minimum); the kernels take the rest
@@ -1876,9 +1884,8 @@ class RooflinePanel(PanelBase):
         primary = self._devices[0] if self._devices else None
         if primary is not None and primary.roofs is not None:
             c, m = primary.compute, primary.memory
-            mode = "2:4 sparse" if c.sparse else "dense"
             rows += [
-                ResultRow(f"Peak compute ({PRECISION_LABELS[s.precision]}, {mode})", c.peak_flops, "FLOP/s",
+                ResultRow(_peak_label(s.precision, c.sparse), c.peak_flops, "FLOP/s",
                           f"{primary.hardware.name}: the flat roof"),
                 ResultRow(f"Memory bandwidth ({m.label.replace(' bandwidth', '')})", m.mem_bw, "B/s",
                           "The sloped roof: attainable = intensity x bandwidth"),
