@@ -134,3 +134,15 @@ def test_a_bars_bounds_are_worked_out_once_per_change_and_are_pyqtgraphs(qtbot, 
     panel.step_chart.set_band(panel.prediction().step_time_s * 2)  # another range: another pixel size
     bar = panel.step_chart.bars[0]
     assert bar.boundingRect() == pg.BarGraphItem.boundingRect(bar)
+
+
+def test_a_text_block_that_changes_size_is_laid_out_before_the_paint(qtbot, window):
+    # laid out at once: the layout request Qt posts is handled after the change's paint, which
+    # then drew the chart twice (the old layout, then the new)
+    chart = window.panel("run_plan").memory_chart
+    block = chart.caption
+    qtbot.waitUntil(lambda: abs(block.geometry().height() - block.text_height()) < 1)
+    one_line = block.geometry().height()
+    block.set_html("Fits in 80 GiB<br>a second line<br>and a third", "#000000", chart.font_pt())
+    assert block.text_height() > one_line + 10
+    assert block.geometry().height() == pytest.approx(block.text_height(), abs=1)

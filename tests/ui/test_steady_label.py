@@ -39,6 +39,9 @@ def test_new_figures_keep_the_status_bar_laid_out_and_a_longer_text_gets_its_roo
         QCoreApplication.processEvents()
         assert label.text() == text
     assert watch.requests == 0 and label.width() == width  # a digit less or more: no relayout
+    label.show_text("4,096 × H100 | 0.25 days")  # two characters longer: the spare room holds them
+    QCoreApplication.processEvents()
+    assert watch.requests == 0 and label.width() == width >= label.sizeHint().width()
     longer = "64 × H100 | 12.3 days | 4,466 USD (energy only; GPU-hour price not set)"
     label.show_text(longer)
     QCoreApplication.processEvents()

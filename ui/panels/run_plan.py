@@ -33,6 +33,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
+    QGraphicsLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -165,6 +166,11 @@ class _TextBlock(pg.LabelItem):
             self.item.setDefaultTextColor(QColor(ink))
         if self._laid_out_size() != size:
             self._refit()
+            layout = self.parentLayoutItem()
+            if isinstance(layout, QGraphicsLayout) and self.isVisible():
+                # the chart laid out now, not at the layout request Qt posts, which comes
+                # after this change's paint and painted the chart a second time
+                layout.activate()
         else:
             # the same lines with other numbers: the chart's layout stays as it is (asking it
             # again relaid out the whole plot on every change)

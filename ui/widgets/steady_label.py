@@ -17,13 +17,20 @@ class SteadyLabel(QLabel):
     This label keeps a fixed size, so Qt skips that; the size only grows, when a longer text
     needs it, and is measured afresh when the font changes (presentation mode, a theme)."""
 
+    #: characters of room left when it grows
+    SPARE_CHARS = 4
+
     def show_text(self, text: str) -> None:
         if text == self.text():
             return
         self.setText(text)
         hint = self.sizeHint()
         fixed = self._fixed()
-        width = max(hint.width(), self.width() if fixed else 0)
+        width = self.width() if fixed else 0
+        if hint.width() > width:
+            # grown with room to spare: the next figures a digit or two longer (512 GPUs
+            # after 64) then fit, instead of laying the status bar out again
+            width = hint.width() + self.SPARE_CHARS * self.fontMetrics().averageCharWidth()
         if not fixed or (width, hint.height()) != (self.width(), self.height()):
             self.setFixedSize(width, hint.height())
 
