@@ -825,7 +825,12 @@ class Chart(pg.PlotWidget):
             # map, clip and path it anew; the view still learns of it for its automatic range
             item.informViewBoundsChanged()
         else:
-            item.setData(xs, ys, name=name)
+            # the name only when it is another: pyqtgraph takes any name given as a new style
+            # and styles its curve again (a third of the call for a three-point roof)
+            if item.opts.get("name") != name:
+                item.setData(xs, ys, name=name)
+            else:
+                item.setData(xs, ys)
             self._redrawn.add(item)
         self._legend_changed()
         return item
@@ -1622,6 +1627,12 @@ class Chart(pg.PlotWidget):
         t = self._theme
         s = th.scale_factor(self._presentation)
         self.setBackground(t.background)
+        # the view fills its exposed area with this opaque colour itself: Qt filling the
+        # viewport with the palette's first was a second fill of the whole chart per paint
+        opaque = QColor(t.background).alpha() == 255
+        viewport = self.viewport()
+        viewport.setAutoFillBackground(not opaque)
+        viewport.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, opaque)
         plot = self.getPlotItem()
         tick_font = QFont()
         tick_font.setPointSizeF(th.BASE_TICK_FONT_PT * s)

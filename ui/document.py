@@ -128,8 +128,9 @@ class PlanCommand(QUndoCommand):
 
 
 def _changed(old: tuple[RunPlan, bool], new: tuple[RunPlan, bool]) -> list[str]:
-    a, b = old[0].to_dict(), new[0].to_dict()
-    names = [k for k in a if a[k] != b.get(k)]
+    a, b = old[0], new[0]
+    # the fields themselves (their JSON forms compare alike, and cost a dict per plan per call)
+    names = [k for k in a.field_names() if getattr(a, k) != getattr(b, k)]
     if old[1] != new[1]:
         names.append("sparse")
     return names

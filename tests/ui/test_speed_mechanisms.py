@@ -529,3 +529,21 @@ def test_a_field_shown_its_value_again_formats_nothing_and_a_new_one_is_shown(qt
     edit.setValue(350.0)
     assert edit.text() == "350 W" and formatted == [400.0, 350.0]
 
+
+
+def test_a_charts_view_fills_its_own_background_once_in_the_themes_colour(qtbot, chart):
+    # Qt's own fill of the viewport (the palette's colour, then the view's) was a second fill of
+    # the whole chart per paint; the view's fill alone must still cover every pixel
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor
+
+    from ui import theme as th
+
+    for theme in (th.LIGHT, th.DARK):
+        chart.apply_theme(theme)
+        viewport = chart.viewport()
+        assert not viewport.autoFillBackground()
+        assert viewport.testAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        picture = chart.grab().toImage()
+        corner = QColor(picture.pixel(2, 2))  # outside the plot's frame: background only
+        assert corner.name() == QColor(theme.background).name()
