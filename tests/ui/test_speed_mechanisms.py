@@ -252,7 +252,7 @@ def test_a_curve_given_the_same_values_again_is_not_recomputed_and_the_range_sti
 
     def set_data(item, *args, **kwargs):
         if args:  # not the empty call of the item's constructor
-            calls.append(kwargs.get("name"))
+            calls.append(kwargs.get("name", item.opts.get("name")))  # no name: it keeps its own
         return real(item, *args, **kwargs)
 
     monkeypatch.setattr(pg.PlotDataItem, "setData", set_data)
