@@ -1019,21 +1019,47 @@ class Chart(pg.PlotWidget):
             for series, text in zip(shown, texts, strict=True):
                 legend.addItem(series.item, text)
             return
-        renamed = False
+        resized = False
         for (sample, label), series, text in zip(legend.items, shown, texts, strict=True):
             if sample.item is not series.item:
                 sample.item = series.item
             sample.update()  # its line is drawn with the item's (possibly new) pen
-            if label.text != text:
+            if label.text != text and not Chart._rename_in_place(label, text):
                 label.setText(text)
-                renamed = True
-        if renamed:
+                resized = True
+        if resized:
             # size the box as a new legend would: from the labels' own widths (the layout
             # has stretched them to the widest one, which may have been renamed shorter)
             for _sample, label in legend.items:
                 label.resize(label.minimumSize())
             legend.updateSize()
             legend.layout.activate()  # now, not as a posted layout request after the paint
+
+    @staticmethod
+    def _rename_in_place(label: pg.LabelItem, text: str) -> bool:
+        """Give a legend label a new text of the same laid-out size (a ridge "295" becoming
+        "590"), in the style pyqtgraph's setText gives it, without its layout round: the
+        legend keeps its size and the plot is not laid out again. False, and the old text
+        kept, when the new one has another size (the caller then sets it the usual way)."""
+        item = label.item
+        before = item.boundingRect().size()
+        opts = label.opts
+        color = opts.get("color")
+        ink = pg.mkColor(color if color is not None else pg.getConfigOption("foreground"))
+        style = [f"color: {ink.name(QColor.NameFormat.HexArgb)}"]
+        if "family" in opts:
+            style.append(f"font-family: {opts['family']}")
+        if "size" in opts:
+            style.append(f"font-size: {opts['size']}")
+        if opts.get("bold") in (True, False):
+            style.append(f"font-weight: {'bold' if opts['bold'] else 'normal'}")
+        if opts.get("italic") in (True, False):
+            style.append(f"font-style: {'italic' if opts['italic'] else 'normal'}")
+        item.setHtml(f"<span style='{'; '.join(style)}'>{text}</span>")
+        if item.boundingRect().size() != before:
+            return False  # the caller's setText lays it out
+        label.text = text
+        return True
 
     def _restack_series(self) -> None:
         """The series drawn in the order they were added, the last on top, as new items would

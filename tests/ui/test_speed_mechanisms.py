@@ -547,3 +547,33 @@ def test_a_charts_view_fills_its_own_background_once_in_the_themes_colour(qtbot,
         picture = chart.grab().toImage()
         corner = QColor(picture.pixel(2, 2))  # outside the plot's frame: background only
         assert corner.name() == QColor(theme.background).name()
+
+
+def test_a_legend_entry_renamed_to_a_text_of_its_size_keeps_the_legend_as_it_is(chart, monkeypatch):
+    x = [1.0, 10.0]
+    names = ["H100: ridge 295 FLOP/B", "B200: ridge 281 FLOP/B"]
+    for name, y in zip(names, ([1.0, 2.0], [2.0, 3.0]), strict=True):
+        chart.add_series(name, x, y)
+    chart.update_legend()
+    legend = chart._legend
+    size = legend.geometry().size()
+    set_texts = []
+    real = pg.LabelItem.setText
+    monkeypatch.setattr(pg.LabelItem, "setText", lambda label, text, **kw: set_texts.append(text) or real(label, text, **kw))
+    with chart.replacing_series():
+        chart.add_series("H100: ridge 590 FLOP/B", x, [1.0, 4.0])  # the same digits' width
+        chart.add_series("B200: ridge 562 FLOP/B", x, [2.0, 6.0])
+    _events()
+    labels = [label for _sample, label in legend.items]
+    assert [label.text for label in labels] == ["H100: ridge 590 FLOP/B", "B200: ridge 562 FLOP/B"]
+    assert set_texts == [] and legend.geometry().size() == size  # renamed in place, no layout round
+    # the text looks as pyqtgraph's own setText makes it
+    fresh = pg.LabelItem(**labels[0].opts)
+    real(fresh, labels[0].text)
+    assert labels[0].item.toHtml() == fresh.item.toHtml()
+    set_texts.clear()
+    with chart.replacing_series():
+        chart.add_series("H100: ridge 590 FLOP/B, a longer name", x, [1.0, 4.0])
+        chart.add_series("B200: ridge 562 FLOP/B", x, [2.0, 6.0])
+    _events()
+    assert set_texts == ["H100: ridge 590 FLOP/B, a longer name"] and legend.geometry().width() > size.width()
