@@ -24,6 +24,8 @@ compile the app's sources). The driver itself imports no Qt.
   pixels did not change (should be 0).
 - Medians and 95th percentiles of wall time, and the median of the process's CPU time over
   the same spans (steadier when other work loads the machine; the load average is printed).
+- The machine's own speed, before and after: a fixed loop of plain Python, timed (a VM's
+  speed drifts; two tables are only compared when this probe agrees).
 
 No figure is asserted: this prints, it never fails on speed.
 """
@@ -234,6 +236,17 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def machine_probe_ms() -> float:
+    """A fixed piece of plain Python (3 million additions), timed: this kind of machine (a VM
+    with 2 cores) runs the same code up to twice as slowly in some spells, so each table
+    says how fast the machine was when it was taken."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(3_000_000):
+        total += i
+    return round((time.perf_counter() - start) * 1e3)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=7, help="start-up rounds (bare, app, app with project)")
@@ -250,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"machine": {
         "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
         "versions": _versions(), "load_before": [round(v, 2) for v in os.getloadavg()],
+        "probe_before_ms": machine_probe_ms(),
     }}
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="swb-bench-") as name:
@@ -274,10 +288,12 @@ def main(argv: list[str] | None = None) -> int:
     machine = results["machine"]
     machine["load_after"] = [round(v, 2) for v in os.getloadavg()]
     machine["seconds"] = round(time.monotonic() - began)
+    machine["probe_after_ms"] = machine_probe_ms()
     print(f"\nScaling Workbench benchmark, {time.strftime('%Y-%m-%d %H:%M')}; {machine['cpu']}, "
           f"{machine['cores']} cores; Python {machine['python']}, {machine['versions']}; offscreen "
           f"{SCREEN[0]}x{SCREEN[1]}; load average {machine['load_before'][0]:.2f} before, "
-          f"{machine['load_after'][0]:.2f} after; {machine['seconds']} s\n")
+          f"{machine['load_after'][0]:.2f} after; machine probe (3M Python additions) "
+          f"{machine['probe_before_ms']} ms before, {machine['probe_after_ms']} ms after; {machine['seconds']} s\n")
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
