@@ -825,8 +825,9 @@ class Chart(pg.PlotWidget):
             # map, clip and path it anew; the view still learns of it for its automatic range
             item.informViewBoundsChanged()
         else:
-            # the name only when it is another: pyqtgraph takes any name given as a new style
-            # and styles its curve again (a third of the call for a three-point roof)
+            # the name only when it is another: pyqtgraph marks any name given as a style
+            # change with a Qt property set, whose change event is dispatched through Python
+            # (about a quarter of the call for a three-point roof)
             if item.opts.get("name") != name:
                 item.setData(xs, ys, name=name)
             else:

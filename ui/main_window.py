@@ -360,6 +360,9 @@ class MainWindow(QMainWindow):
         self.summary_label = SteadyLabel(self)
         self.summary_label.setObjectName("runSummary")
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)
+        # right-aligned: the room it keeps to grow into stays on the left, the figures where
+        # they were against the window's edge
+        self.summary_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.summary_label.setContentsMargins(8, 0, 8, 0)
         bar.addPermanentWidget(self.summary_label)
 

@@ -245,7 +245,7 @@ class ResultsTable(QTableWidget):
         a shown cell has it: the delegate measures text plus margins)."""
         if not self._reserved_quantities or self.rowCount() == 0 or self.item(0, 0) is None:
             return 0
-        metrics = QFontMetricsF(self.font())  # fractional, rounded up as the item's layout is
+        metrics = QFontMetricsF(self.font(), self)  # fractional, rounded up as the item's layout is
 
         def text_width(text: str) -> int:
             return math.ceil(metrics.horizontalAdvance(text))

@@ -877,6 +877,8 @@ def test_the_run_summary_keeps_its_width_when_an_edit_shortens_it(qtbot, window)
     assert wide >= label.sizeHint().width() > 0
     window.document.edit_plan(n_gpus=8)  # fewer digits
     assert label.minimumWidth() == wide and "8 ×" in label.text()
+    # the room it keeps is on the left: the figures stay against the window's right edge
+    assert label.alignment() & Qt.AlignmentFlag.AlignRight
 
 
 def test_start_up_objects_are_out_of_the_garbage_collector_s_way(qtbot, qapp, monkeypatch, project_path):

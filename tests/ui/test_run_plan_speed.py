@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QCoreApplication
 from window_helpers import type_in
 
 from ui.panels.run_plan import RunPlanPanel, _TextBlock
@@ -146,3 +147,47 @@ def test_a_text_block_that_changes_size_is_laid_out_before_the_paint(qtbot, wind
     block.set_html("Fits in 80 GiB<br>a second line<br>and a third", "#000000", chart.font_pt())
     assert block.text_height() > one_line + 10
     assert block.geometry().height() == pytest.approx(block.text_height(), abs=1)
+
+
+def test_a_text_block_shown_again_is_laid_out_before_the_paint_too(qtbot, window):
+    # from no text (hidden) to a line: shown first, then laid out at once like any new size
+    chart = window.panel("run_plan").step_chart
+    block = chart.key
+    block.set_html("", "#000000", chart.font_pt())
+    assert not block.isVisible()
+    qtbot.waitUntil(lambda: block.geometry().height() < 1)
+    block.set_html("Compute 1.23 s<br>Bubble 0.2 s", "#000000", chart.font_pt())
+    assert block.isVisible() and block.text_height() > 10
+    assert block.geometry().height() == pytest.approx(block.text_height(), abs=1)
+
+
+def test_the_what_if_ladder_is_never_drawn_inside_its_own_drawing(qtbot, monkeypatch):
+    # a resize rewraps its caption, whose layout resizes the ladder's view while it draws: the
+    # drawing checks its room when it ends instead of a second drawing nested in the first
+    from ui.catalog import HardwareCatalog
+
+    depth, deepest = [0], [0]
+    real = RunPlanPanel._draw_chart
+
+    def draw(self, name, **kw):
+        depth[0] += 1
+        deepest[0] = max(deepest[0], depth[0])
+        try:
+            return real(self, name, **kw)
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(RunPlanPanel, "_draw_chart", draw)
+    panel = RunPlanPanel(HardwareCatalog())  # its first drawing too
+    qtbot.addWidget(panel)
+    panel.resize(1600, 900)
+    panel.show()
+    qtbot.waitExposed(panel)
+    for width, height in ((700, 500), (900, 700), (1100, 900), (1300, 500), (2000, 1200), (700, 1200), (1600, 900)):
+        panel.resize(width, height)
+        qtbot.waitUntil(lambda w=width, h=height: (panel.width(), panel.height()) == (w, h))
+        QCoreApplication.processEvents()
+    assert deepest[0] == 1
+    # and it shows as many rows as its room holds now
+    fit, _width = panel._what_if_room()
+    assert len(panel.what_if_chart.texts) == min(fit, len(panel.what_if_rows()))

@@ -164,10 +164,11 @@ class _TextBlock(pg.LabelItem):
         self.item.setHtml(text)
         if self.item.defaultTextColor() != QColor(ink):
             self.item.setDefaultTextColor(QColor(ink))
+        self.setVisible(bool(body))
         if self._laid_out_size() != size:
             self._refit()
             layout = self.parentLayoutItem()
-            if isinstance(layout, QGraphicsLayout) and self.isVisible():
+            if isinstance(layout, QGraphicsLayout) and self._chart_shown():
                 # the chart laid out now, not at the layout request Qt posts, which comes
                 # after this change's paint and painted the chart a second time
                 layout.activate()
@@ -175,7 +176,10 @@ class _TextBlock(pg.LabelItem):
             # the same lines with other numbers: the chart's layout stays as it is (asking it
             # again relaid out the whole plot on every change)
             self.resizeEvent(None)
-        self.setVisible(bool(body))
+
+    def _chart_shown(self) -> bool:
+        scene = self.scene()
+        return scene is not None and any(view.isVisible() for view in scene.views())
 
     def _laid_out_size(self) -> tuple[float, float]:
         if not self._html:
@@ -415,6 +419,7 @@ class RunPlanPanel(PanelBase):
 
     kind = "run_plan"
     title = "Run plan"
+    _drawing_chart = False  # a chart's drawing is under way (_draw_chart)
     #: the window saves the plan itself (it is the workspace's plan, not a panel scenario)
     saves_scenario = False
 
@@ -928,13 +933,19 @@ class RunPlanPanel(PanelBase):
         for name in self.charts():
             self._draw_chart(name)
 
-    def _draw_chart(self, name: str) -> None:
+    def _draw_chart(self, name: str, *, again: bool = True) -> None:
         chart = self.charts()[name]
+        self._drawing_chart = True
         chart.begin_bars()
         try:
             self._draw_chart_items(name, chart)
         finally:
             chart.end_bars()
+            self._drawing_chart = False
+        if again and name == WHAT_IF_CHART and self._what_if_room_changed():
+            # its caption, laid out during the drawing, gave the ladder another height: once
+            # more for the new room (not from inside the drawing, see _on_what_if_resized)
+            self._draw_chart(WHAT_IF_CHART, again=False)
 
     def _draw_chart_items(self, name: str, chart: BarChart) -> None:
         a = self._shown
@@ -1027,10 +1038,15 @@ class RunPlanPanel(PanelBase):
         rows = MAX_WHAT_IF_ROWS if height <= 0 else max(1, min(MAX_WHAT_IF_ROWS, int(height // (line * 2.0))))
         return rows, max(60.0, width - 8.0)
 
-    def _on_what_if_resized(self, *_args) -> None:
+    def _what_if_room_changed(self) -> bool:
         a = self._shown
-        if (a is not None and a.prediction is not None and self._what_if_drawn is not None
-                and self._what_if_room() != self._what_if_drawn):
+        return (a is not None and a.prediction is not None and self._what_if_drawn is not None
+                and self._what_if_room() != self._what_if_drawn)
+
+    def _on_what_if_resized(self, *_args) -> None:
+        if self._drawing_chart:
+            return  # the drawing under way checks its room when it ends (_draw_chart)
+        if self._what_if_room_changed():
             self._draw_chart(WHAT_IF_CHART)
 
     def _draw_what_if(self, a: RunPlanAnalysis) -> None:
