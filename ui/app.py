@@ -141,8 +141,11 @@ def _open_start_project(app, window, project: str | None) -> None:
     from storage import ProjectError, default_project_path, open_or_create_default
     from ui import dialogs
 
+    # a log, an energy CSV, a PNG or a scenario file is read into a panel of a project: the
+    # default one opens first, then the file goes to its panel (it had opened no project)
+    into_a_panel = bool(project) and window.opens_in_a_panel(project)
     # open_path offers a recovery file and shows one clear message when the file fails to open
-    if project and window.open_path(project, confirm=False):
+    if project and not into_a_panel and window.open_path(project, confirm=False):
         freeze_start_up_objects()
         _arm_quit_after_start(app, window)
         return
@@ -152,7 +155,9 @@ def _open_start_project(app, window, project: str | None) -> None:
             window.set_project(open_or_create_default())
         except ProjectError as exc:
             dialogs.show_message(window, "Could not open the default project", str(exc))
-    if project:
+    if into_a_panel and window.project is not None:
+        window.open_path(project, confirm=False)  # the panel says what it could not read
+    elif project:
         window.statusBar().showMessage(f"{Path(project).name} did not open; the default project is open instead",
                                        15000)
     freeze_start_up_objects()

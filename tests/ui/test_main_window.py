@@ -729,6 +729,17 @@ def test_run_gui_opens_the_given_project(qtbot, qapp, monkeypatch, project_path)
     assert window.project.path == project_path
 
 
+def test_run_gui_given_a_training_log_opens_the_default_project_and_reads_the_log(qtbot, qapp, monkeypatch):
+    # a data file on the command line goes to its panel, in a project: it had opened none
+    from storage import default_project_path
+
+    log = Path(__file__).resolve().parent.parent / "fixtures" / "trainlogs" / "plan_vs_actual_a.log"
+    window = _run_gui_without_event_loop(qtbot, qapp, monkeypatch, str(log))
+    assert window.project.path == default_project_path()
+    qtbot.waitUntil(lambda: window.active_kind() == "measured")
+    assert [r.name for r in window.panel("measured").scenario().runs] == [log.name]
+
+
 def test_run_gui_paints_the_window_before_it_opens_the_project(qtbot, qapp, monkeypatch, project_path):
     from ui.app import run_gui
 
