@@ -476,6 +476,24 @@ def keep_painted(item: QGraphicsItem) -> None:
         item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
+def _label_html(label: pg.LabelItem, text: str) -> str:
+    """The HTML pyqtgraph's ``LabelItem.setText`` makes of ``text`` with the label's own style
+    options (colour, family, size, bold, italic), for setting a text without its layout round."""
+    opts = label.opts
+    color = opts.get("color")
+    ink = pg.mkColor(color if color is not None else pg.getConfigOption("foreground"))
+    style = [f"color: {ink.name(QColor.NameFormat.HexArgb)}"]
+    if "family" in opts:
+        style.append(f"font-family: {opts['family']}")
+    if "size" in opts:
+        style.append(f"font-size: {opts['size']}")
+    if opts.get("bold") in (True, False):
+        style.append(f"font-weight: {'bold' if opts['bold'] else 'normal'}")
+    if opts.get("italic") in (True, False):
+        style.append(f"font-style: {'italic' if opts['italic'] else 'normal'}")
+    return f"<span style='{'; '.join(style)}'>{text}</span>"
+
+
 def _keep_painted_if(item: QGraphicsItem, keep: bool) -> None:
     if keep:
         keep_painted(item)
@@ -1040,25 +1058,14 @@ class Chart(pg.PlotWidget):
     def _rename_in_place(label: pg.LabelItem, text: str) -> bool:
         """Give a legend label a new text of the same laid-out size (a ridge "295" becoming
         "590"), in the style pyqtgraph's setText gives it, without its layout round: the
-        legend keeps its size and the plot is not laid out again. False, and the old text
-        kept, when the new one has another size (the caller then sets it the usual way)."""
+        legend keeps its size and the plot is not laid out again. False when the new text has
+        another size: it is on the label then, not yet laid out, and the caller sets it the
+        usual way."""
         item = label.item
         before = item.boundingRect().size()
-        opts = label.opts
-        color = opts.get("color")
-        ink = pg.mkColor(color if color is not None else pg.getConfigOption("foreground"))
-        style = [f"color: {ink.name(QColor.NameFormat.HexArgb)}"]
-        if "family" in opts:
-            style.append(f"font-family: {opts['family']}")
-        if "size" in opts:
-            style.append(f"font-size: {opts['size']}")
-        if opts.get("bold") in (True, False):
-            style.append(f"font-weight: {'bold' if opts['bold'] else 'normal'}")
-        if opts.get("italic") in (True, False):
-            style.append(f"font-style: {'italic' if opts['italic'] else 'normal'}")
-        item.setHtml(f"<span style='{'; '.join(style)}'>{text}</span>")
+        item.setHtml(_label_html(label, text))
         if item.boundingRect().size() != before:
-            return False  # the caller's setText lays it out
+            return False
         label.text = text
         return True
 
@@ -1579,7 +1586,7 @@ class Chart(pg.PlotWidget):
             label = plot.titleLabel
             look = (self._theme.ink, size)
             if before is not None and getattr(self, "_title_look", None) == look and label.isVisible():
-                self._retitle(label, shown, size)
+                self._retitle(label, shown)
             else:
                 plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
                 self._title_look = look
@@ -1591,16 +1598,15 @@ class Chart(pg.PlotWidget):
             self._shown_title = None
             plot.setTitle(None)
 
-    def _retitle(self, label: pg.LabelItem, shown: str, size_pt: float) -> None:
+    def _retitle(self, label: pg.LabelItem, shown: str) -> None:
         """A new text in the title's style: pyqtgraph's setText asks the plot's layout again
         every time, which relays the whole plot out; a text of the same height in a row wide
         enough keeps the layout as it is, so only the text is set (and centred again)."""
         old = label.itemRect()
-        color = QColor(self._theme.ink).name(QColor.NameFormat.HexArgb)
         label.text = html.escape(shown)
-        # the style setTitle gives it (colour, size, bold), so the two ways look the same
-        label.item.setHtml(f"<span style='color: {color}; font-size: {size_pt:.1f}pt; font-weight: bold'>"
-                           f"{label.text}</span>")
+        # in the style setTitle last gave it (its colour, size and bold are the label's options:
+        # the caller comes here only while they are the title's look), so the two ways look the same
+        label.item.setHtml(_label_html(label, label.text))
         new = label.itemRect()
         if new.height() != old.height() or new.width() > label.rect().width():
             label.resizeEvent(None)  # centres it and asks the layout for the new size

@@ -799,16 +799,21 @@ class MainWindow(QMainWindow):
             return self.save()
         return answer == dialogs.DISCARD
 
+    @staticmethod
+    def _holds_a_scenario(path: str | Path) -> bool:
+        """A PNG export or a scenario file: its scenario opens in its panel."""
+        suffix = Path(path).suffix.lower()
+        return suffix == ".png" or suffix in SCENARIO_SUFFIXES
+
     def opens_in_a_panel(self, path: str | Path) -> bool:
         """Whether ``path`` is read into a panel of the open project (a PNG or scenario file, a
         training log, an energy CSV) rather than opened as a project."""
-        suffix = Path(path).suffix.lower()
-        return suffix == ".png" or suffix in SCENARIO_SUFFIXES or self._data_panel_for(path) is not None
+        return self._holds_a_scenario(path) or self._data_panel_for(path) is not None
 
     def open_path(self, path: str | Path, *, confirm: bool = True) -> bool:
         """Open a project file (or a PNG/scenario file, whose scenario opens in its panel)."""
         path = Path(path)
-        if path.suffix.lower() == ".png" or path.suffix.lower() in SCENARIO_SUFFIXES:
+        if self._holds_a_scenario(path):
             return self.open_scenario_file(path)
         if self._data_panel_for(path) is not None:
             return self.open_measurement(path)
