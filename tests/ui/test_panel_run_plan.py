@@ -161,9 +161,9 @@ def test_step_bar_has_one_segment_per_term_and_names_the_largest_drag(qtbot, pan
     assert len(chart.bars) == len(nonzero)
     start = 0.0
     for i, (bar, term) in enumerate(zip(chart.bars, nonzero, strict=True)):
-        assert bar.opts["x0"][0] == pytest.approx(start)
-        assert bar.opts["width"][0] == pytest.approx(p.breakdown[term])
-        assert bar.opts["brush"].color() == th.LIGHT.series_color(i)
+        assert bar.x0 == pytest.approx(start)
+        assert bar.width == pytest.approx(p.breakdown[term])
+        assert bar.fill == th.LIGHT.series_color(i)
         start += p.breakdown[term]
     key = chart.key.plain_text()
     for term in nonzero:
@@ -290,11 +290,11 @@ def test_in_a_window_edits_are_plan_edits_and_the_prediction_is_the_documents(qt
 
 def test_theme_change_restyles_the_bars(qapp, panel, light_theme):
     th.apply_theme(qapp, "dark")
-    assert [bar.opts["brush"].color() for bar in panel.step_chart.bars] == [
+    assert [bar.fill for bar in panel.step_chart.bars] == [
         th.DARK.series_color(i) for i in range(len(panel.step_segments()))]
     assert th.DARK.ink.lower() in panel.step_chart.caption.text.lower()
     th.apply_theme(qapp, "light")
-    assert panel.step_chart.bars[0].opts["brush"].color() == th.LIGHT.series_color(0)
+    assert panel.step_chart.bars[0].fill == th.LIGHT.series_color(0)
 
 
 def test_exports_write_files(tmp_path, panel):

@@ -34,7 +34,7 @@ def test_a_gpu_count_typed_in_the_toolbar_computes_the_analysis_once_on_the_docu
     assert rows["MFU"][1] == f"%, {plan_model.mfu_rating(p.mfu)}" == f"%, {analysis.mfu_rating}"
     assert float(rows["Training time"][0].replace(",", "")) == pytest.approx(analysis.train_days, rel=5e-3)
     assert analysis.train_days == pytest.approx(p.train_time_s / 86400)
-    widths = [bar.opts["width"][0] for bar in panel.step_chart.bars]
+    widths = [bar.width for bar in panel.step_chart.bars]
     assert widths == [seg.seconds for seg in analysis.segments]
     assert panel.what_if_rows() == list(analysis.what_if) == plan_model.what_if(p)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QCoreApplication
+from PySide6.QtGui import QColor
 from window_helpers import type_in
 
 from ui.panels.run_plan import RunPlanPanel, _TextBlock
@@ -27,7 +28,22 @@ def window(new_window):
 
 
 def _items(panel) -> dict[str, list[int]]:
-    return {name: [id(i) for i in (*chart._bar_items, *chart._text_items)] for name, chart in panel.charts().items()}
+    return {name: [id(i) for i in (chart.bar_item, *chart._text_items)] for name, chart in panel.charts().items()}
+
+
+def _drawn(chart) -> list[tuple]:
+    """What the chart's one bar item draws: (x0, width, y0, height, fill, edge, edge width)."""
+    item = chart.bar_item
+    if not item.isVisible():
+        return []
+    o = item.opts
+    return [(float(x0), float(w), float(y0), float(h), brush.color(), pen.color(), pen.widthF())
+            for x0, w, y0, h, brush, pen in zip(o["x0"], o["width"], o["y0"], o["height"], item._brushes, item._pens,
+                                                 strict=True)]
+
+
+def _specs(chart) -> list[tuple]:
+    return [(b.x0, b.width, b.y0, b.height, b.fill, b.edge, b.edge_width) for b in chart.bars]
 
 
 def _calls(monkeypatch, name: str) -> list:
@@ -41,21 +57,19 @@ def test_a_toolbar_edit_predicts_once_and_moves_the_bars_it_has(qtbot, window, m
     panel = window.panel("run_plan")
     type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert panel.prediction() is not None
-    kept = {name: list(chart.bars) for name, chart in panel.charts().items()}
     items = _items(panel)
     predicts, ladders = _calls(monkeypatch, "predict"), _calls(monkeypatch, "what_if")
     type_in(qtbot, window.context_toolbar.gpu_field.edit, "512")
     assert window.document.plan().n_gpus == 512 and panel.scenario().n_gpus == 512
     assert "512 ×" in window.summary_label.text()
     assert len(predicts) == 1 and len(ladders) == 1
-    assert _items(panel) == items  # no bar or text item made or dropped
-    for name, chart in panel.charts().items():
-        same = min(len(kept[name]), len(chart.bars))
-        assert chart.bars[:same] == kept[name][:same]
+    assert _items(panel) == items  # no bar or text item made or dropped: one bar item per chart
+    for chart in panel.charts().values():
+        assert chart.bars and _drawn(chart) == _specs(chart)  # the item draws the new bars
     # the bars are the new prediction's
     p = plan_model.predict(window.document.plan(), window.document.catalog)
     assert panel.prediction().step_time_s == pytest.approx(p.step_time_s)
-    widths = [bar.opts["width"][0] for bar in panel.step_chart.bars]
+    widths = [bar.width for bar in panel.step_chart.bars]
     assert widths == pytest.approx([s for _t, _l, s in panel.step_segments()])
     assert sum(widths) == pytest.approx(p.step_time_s)
 
@@ -79,13 +93,14 @@ def test_after_toolbar_edits_the_panel_shows_what_a_fresh_one_shows(qtbot, windo
         assert text == (expected.text() if hasattr(expected, "text") else expected.currentText()), name
     for name, chart in panel.charts().items():
         other = fresh.charts()[name]
-        assert [b.opts["width"][0] for b in chart.bars] == pytest.approx([b.opts["width"][0] for b in other.bars])
+        assert [b.width for b in chart.bars] == pytest.approx([b.width for b in other.bars])
         assert chart.caption.plain_text() == other.caption.plain_text()
         assert chart.key.plain_text() == other.key.plain_text()
         assert [t.toPlainText() for t in chart.texts] == [t.toPlainText() for t in other.texts]
-        # items not needed by this drawing are hidden, the ones shown are the drawing's
-        assert all(item.isVisible() for item in (*chart.bars, *chart.texts))
-        assert not any(item.isVisible() for item in chart._bar_items[len(chart.bars):])
+        # text items not needed by this drawing are hidden, the ones shown are the drawing's
+        assert _drawn(chart) == _specs(chart) == _specs(other)
+        assert all(item.isVisible() for item in chart.texts)
+        assert not any(item.isVisible() for item in chart._text_items[len(chart.texts):])
 
 
 def test_a_text_block_asks_for_a_layout_only_when_its_size_changes(qtbot, window, monkeypatch):
@@ -121,20 +136,44 @@ def test_a_bars_bounds_are_worked_out_once_per_change_and_are_pyqtgraphs(qtbot, 
     computed = []  # pyqtgraph's bounding rect measures the pen in pixels each time it is worked out
     real = pg.BarGraphItem.pixelVectors
     monkeypatch.setattr(pg.BarGraphItem, "pixelVectors", lambda self, *a: computed.append(self) or real(self, *a))
+    items = [chart.bar_item for chart in panel.charts().values()]
     for text in ("64", "512"):
         type_in(qtbot, window.context_toolbar.gpu_field.edit, text)
         window.grab()
-        bars = [bar for chart in panel.charts().values() for bar in chart.bars]
-        for bar in bars:
-            assert bar.boundingRect() == pg.BarGraphItem.boundingRect(bar)  # what pyqtgraph answers now
+        for item in items:
+            assert item.boundingRect() == pg.BarGraphItem.boundingRect(item)  # what pyqtgraph answers now
         computed.clear()
-        for bar in bars:  # the scene asks dozens of times per change (indexing, painting)
+        for item in items:  # the scene asks dozens of times per change (indexing, painting)
             for _ in range(5):
-                bar.boundingRect()
+                item.boundingRect()
         assert computed == []
     panel.step_chart.set_band(panel.prediction().step_time_s * 2)  # another range: another pixel size
-    bar = panel.step_chart.bars[0]
-    assert bar.boundingRect() == pg.BarGraphItem.boundingRect(bar)
+    item = panel.step_chart.bar_item
+    assert item.boundingRect() == pg.BarGraphItem.boundingRect(item)
+
+
+def test_the_bounds_leave_room_for_the_thickest_edge_wherever_it_is(qtbot, window):
+    """pyqtgraph pads a multi-pen item for its last pen only: the largest drag's 2 px edge,
+    first of three bars, would be cut at the item's edge on a repaint of that region."""
+    chart = window.panel("run_plan").step_chart
+    chart.begin_bars()
+    chart.add_bar(0.0, 1.0, -0.32, 0.64, QColor("red"), pen=QColor("black"), pen_width=3.0)
+    chart.add_bar(1.0, 1.0, -0.32, 0.64, QColor("blue"))
+    chart.end_bars()
+    window.grab()
+    item = chart.bar_item
+    px = item.pixelVectors()[0].length()
+    assert item.boundingRect().left() == pytest.approx(-1.5 * px)  # half the 3 px edge, not of the last 1 px
+    assert item.boundingRect().width() == pytest.approx(2.0 + 3.0 * px)
+
+
+def test_bars_that_go_and_come_back_are_drawn_by_the_same_item(qtbot, window):
+    chart = window.panel("run_plan").step_chart
+    shown = _specs(chart)
+    chart.clear_bars()
+    assert chart.bars == [] and not chart.bar_item.isVisible()
+    window.panel("run_plan")._draw_chart("step")
+    assert chart.bar_item.isVisible() and _drawn(chart) == _specs(chart) == shown
 
 
 def test_a_text_block_that_changes_size_is_laid_out_before_the_paint(qtbot, window):

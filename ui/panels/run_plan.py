@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyqtgraph as pg
@@ -225,12 +226,62 @@ class _TextBlock(pg.LabelItem):
         return self.item.toPlainText()
 
 
-class _Bar(pg.BarGraphItem):
-    """A bar whose bounding rect is worked out once per change of its data or of the view:
-    pyqtgraph's works out the pixel size again on every call, and the scene asks dozens of
-    times per change (indexing, then painting), about a millisecond per change in all."""
+@dataclass(frozen=True)
+class BarRect:
+    """One bar of a :class:`BarChart`'s drawing, in data units, with its fill and its edge (the
+    edge's width in pixels, presentation scale included)."""
+
+    x0: float
+    width: float
+    y0: float
+    height: float
+    fill: QColor
+    edge: QColor
+    edge_width: float
+
+    def geometry(self) -> tuple[float, float, float, float]:
+        return self.x0, self.width, self.y0, self.height
+
+    def look(self) -> tuple[int, int, float]:
+        return self.fill.rgba(), self.edge.rgba(), self.edge_width
+
+
+class _Bars(pg.BarGraphItem):
+    """All the bars of a chart as one item: a change sets one item's arrays (pyqtgraph works
+    out each item's data and bounds and paints it through Python: eleven bars as eleven items
+    cost about a millisecond per change). Its bounding rect is worked out once per change of
+    its data or of the view: pyqtgraph's works out the pixel size again on every call, and the
+    scene asks dozens of times per change (indexing, then painting)."""
 
     _bounds: QRectF | None = None
+
+    def __init__(self) -> None:
+        super().__init__(x0=[], width=[], y0=[], height=[])
+        self.rects: tuple[BarRect, ...] = ()
+
+    def show_rects(self, rects: Sequence[BarRect]) -> None:
+        """Draw ``rects``, setting only what differs from the last drawing."""
+        rects = tuple(rects)
+        if rects != self.rects:
+            changes: dict[str, Any] = {}
+            if [r.geometry() for r in rects] != [r.geometry() for r in self.rects]:
+                changes.update(x0=[r.x0 for r in rects], width=[r.width for r in rects],
+                               y0=[r.y0 for r in rects], height=[r.height for r in rects])
+            if rects and [r.look() for r in rects] != [r.look() for r in self.rects]:
+                # a new brush and pen cost as much again as new bounds: only when they change
+                changes.update(brushes=[pg.mkBrush(r.fill) for r in rects],
+                               pens=[pg.mkPen(r.edge, width=r.edge_width) for r in rects])
+            self.rects = rects
+            self.setOpts(**changes)
+        if self.isVisible() != bool(rects):
+            self.setVisible(bool(rects))
+
+    def _updateColors(self, opts) -> None:  # noqa: N802 - pyqtgraph naming
+        super()._updateColors(opts)
+        if self._pens:
+            # pyqtgraph pads the bounds for the last pen only; the thickest edge may be another
+            for pen in self._pens:
+                self._updatePenWidth(pen)
 
     def setOpts(self, **opts) -> None:  # noqa: N802 - pyqtgraph naming
         if self._bounds is not None:
@@ -275,12 +326,15 @@ class BarChart(Chart):
         self.key = _TextBlock()
         plot.layout.addItem(self.caption, 4, 0, 1, 3)
         plot.layout.addItem(self.key, 5, 0, 1, 3)
-        #: the bars and texts of the drawing on show (the first of every item made)
-        self.bars: list[pg.BarGraphItem] = []
+        #: the bars and texts of the drawing on show (the texts: the first of every item made)
+        self.bars: list[BarRect] = []
         self.texts: list[pg.TextItem] = []
-        # every item made, in drawing order: a redraw gives them new values (the ones it does
-        # not need are hidden), so a change moves bars instead of making new ones
-        self._bar_items: list[pg.BarGraphItem] = []
+        #: every bar is drawn by this one item, made once: a redraw gives it new arrays
+        self.bar_item = _Bars()
+        self.bar_item.setZValue(10)
+        plot.addItem(self.bar_item)
+        # every text item made, in drawing order: a redraw gives them new values (the ones it
+        # does not need are hidden), so a change moves texts instead of making new ones
         self._text_items: list[pg.TextItem] = []
         self._band: tuple | None = None
         self._line_shown: tuple | None = None  # (value, label, colour, ...) of the line on show
@@ -317,7 +371,8 @@ class BarChart(Chart):
         self._line_wanted = None
 
     def end_bars(self) -> None:
-        for item in (*self._bar_items[len(self.bars):], *self._text_items[len(self.texts):]):
+        self.bar_item.show_rects(self.bars)
+        for item in self._text_items[len(self.texts):]:
             if item.isVisible():
                 item.setVisible(False)
         if self._line_wanted is None and self._line_shown is not None:
@@ -340,30 +395,12 @@ class BarChart(Chart):
         self.end_bars()
 
     def add_bar(self, x0: float, width: float, y0: float, height: float, color: QColor,
-                pen: QColor | None = None, pen_width: float = 1.0) -> pg.BarGraphItem:
+                pen: QColor | None = None, pen_width: float = 1.0) -> BarRect:
+        """A bar of the drawing under way (shown by :meth:`end_bars`); its edge is the theme's
+        background unless ``pen`` is given."""
         s = th.scale_factor(self.presentation())
-        pen_color = QColor(pen if pen is not None else self.theme().background)
-        look = (x0, width, y0, height, QColor(color).rgba(), pen_color.rgba(), pen_width * s)
-        i = len(self.bars)
-        if i < len(self._bar_items):
-            bar = self._bar_items[i]
-            if bar.look != look:
-                # only what changed: a new brush and pen cost as much again as new bounds
-                changes = {}
-                if bar.look[:4] != look[:4]:
-                    changes.update(x0=[x0], width=[width], y0=[y0], height=[height])
-                if bar.look[4:] != look[4:]:
-                    changes.update(brush=pg.mkBrush(color), pen=pg.mkPen(pen_color, width=pen_width * s))
-                bar.setOpts(**changes)
-            if not bar.isVisible():
-                bar.setVisible(True)
-        else:
-            bar = _Bar(x0=[x0], width=[width], y0=[y0], height=[height], brush=pg.mkBrush(color),
-                       pen=pg.mkPen(pen_color, width=pen_width * s))
-            bar.setZValue(10)
-            self.getPlotItem().addItem(bar)
-            self._bar_items.append(bar)
-        bar.look = look  # what it was last given (the next redraw sets only what differs)
+        edge = QColor(pen if pen is not None else self.theme().background)
+        bar = BarRect(x0, width, y0, height, QColor(color), edge, pen_width * s)
         self.bars.append(bar)
         return bar
 
