@@ -13,11 +13,12 @@ Imported only by the benchmark children (Qt must not be imported by the driver).
 
 from __future__ import annotations
 
-import statistics
 import time
 
 from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtGui import QGuiApplication, QImage, QWindow
+
+from tests.benchmarks._stats import stats_ms
 
 QUIET_MS = 60
 TIMEOUT_S = 20.0
@@ -123,12 +124,6 @@ def grab(widget) -> QImage:
                              widget.height()).toImage()
 
 
-def stats_ms(values_s) -> dict[str, float]:
-    ms = sorted(v * 1e3 for v in values_s)
-    if not ms:
-        return {"median": float("nan"), "p95": float("nan"), "n": 0}
-    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
-    return {"median": statistics.median(ms), "p95": p95, "min": ms[0], "max": ms[-1], "n": len(ms)}
 
 
 def measure(watch: PaintWatch, changes, widget, *, check_pixels: bool = True) -> dict:

@@ -44,6 +44,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from tests.benchmarks._stats import stats_ms
+
 REPO = Path(__file__).resolve().parents[2]
 SCREEN = (1920, 1080)
 CHILD = [sys.executable, "-m", "tests.benchmarks._children"]
@@ -236,15 +238,30 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def machine_probe_ms() -> float:
-    """A fixed piece of plain Python (3 million additions), timed: this kind of machine (a VM
-    with 2 cores) runs the same code up to twice as slowly in some spells, so each table
-    says how fast the machine was when it was taken."""
-    start = time.perf_counter()
-    total = 0
-    for i in range(3_000_000):
-        total += i
-    return round((time.perf_counter() - start) * 1e3)
+PROBE_RUNS = 30
+PROBE_ADDITIONS = 300_000  # about 9 ms of plain Python in this machine's fast spells: an edit's length
+
+
+def machine_probe() -> dict[str, float]:
+    """A fixed piece of plain Python about as long as an edit (300,000 additions), timed 30
+    times with a pause between, as the edits are: its median says how fast the machine is, and
+    its 95th percentile how much slower its slow moments are. This kind of machine (a VM with
+    2 cores) runs the same code up to twice as slowly in some spells, so each table says what
+    the same fixed work cost while it was taken; a p95 of an edit cannot be steadier than this."""
+    times = []
+    for _ in range(PROBE_RUNS):
+        start = time.perf_counter()
+        total = 0
+        for i in range(PROBE_ADDITIONS):
+            total += i
+        times.append(time.perf_counter() - start)
+        time.sleep(0.03)
+    figures = stats_ms(times)
+    return {"median_ms": round(figures["median"], 1), "p95_ms": round(figures["p95"], 1)}
+
+
+def _probe_text(probe: dict[str, float]) -> str:
+    return f"{probe['median_ms']} / {probe['p95_ms']} ms"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"machine": {
         "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
         "versions": _versions(), "load_before": [round(v, 2) for v in os.getloadavg()],
-        "probe_before_ms": machine_probe_ms(),
+        "probe_before": machine_probe(),
     }}
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="swb-bench-") as name:
@@ -288,12 +305,13 @@ def main(argv: list[str] | None = None) -> int:
     machine = results["machine"]
     machine["load_after"] = [round(v, 2) for v in os.getloadavg()]
     machine["seconds"] = round(time.monotonic() - began)
-    machine["probe_after_ms"] = machine_probe_ms()
+    machine["probe_after"] = machine_probe()
     print(f"\nScaling Workbench benchmark, {time.strftime('%Y-%m-%d %H:%M')}; {machine['cpu']}, "
           f"{machine['cores']} cores; Python {machine['python']}, {machine['versions']}; offscreen "
           f"{SCREEN[0]}x{SCREEN[1]}; load average {machine['load_before'][0]:.2f} before, "
-          f"{machine['load_after'][0]:.2f} after; machine probe (3M Python additions) "
-          f"{machine['probe_before_ms']} ms before, {machine['probe_after_ms']} ms after; {machine['seconds']} s\n")
+          f"{machine['load_after'][0]:.2f} after; machine probe ({PROBE_RUNS} x {PROBE_ADDITIONS:,} Python additions, "
+          f"median / p95) {_probe_text(machine['probe_before'])} before, {_probe_text(machine['probe_after'])} after; "
+          f"{machine['seconds']} s\n")
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
