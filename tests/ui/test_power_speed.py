@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 
 from ui.catalog import HardwareCatalog
 from ui.panels.power import FOOTPRINT_TAB, POWER_TAB, TABS, TRADEOFF_TAB, WHERE_TAB, PowerPanel
@@ -169,3 +170,26 @@ def test_a_change_that_moves_no_curve_leaves_the_charts_alone(qtbot, panel, monk
     assert [c.visible_range() for c in (panel.chart, panel.rate_chart)] == ranges
     assert panel.edit(static_fraction=0.4)  # a curve that moves does get its new data
     assert len(calls) >= 2
+
+
+def test_a_footprint_chart_draws_every_row_with_its_one_bar_item(qtbot, panel):
+    """The footprint's bars are one pyqtgraph item per chart (as the Run plan's): each row's
+    bar from 0 to its value, centred on its row, the total in ink with an ink edge."""
+    panel.chart_tabs.setCurrentIndex(FOOTPRINT_TAB)
+    energy = panel.footprint_view.energy_chart
+    item = energy.bar_item
+    bars = energy.bars()
+    o = item.opts
+    assert item.isVisible() and len(o["width"]) == len(bars)
+    assert list(o["width"]) == pytest.approx([max(b.value, 0.0) for b in bars])
+    assert list(o["x0"]) == [0.0] * len(bars)
+    assert [y0 + h / 2 for y0, h in zip(o["y0"], o["height"], strict=True)] == pytest.approx(
+        [-i for i in range(len(bars))])
+    total = item._brushes[-1].color(), item._pens[-1].color()
+    ink = QColor(energy.theme().ink)
+    assert bars[-1].bold and total == (ink, ink)
+    before = list(o["width"])
+    assert panel.edit(pue=1.5)
+    assert energy.bar_item is item and list(item.opts["width"]) != before  # the same item, new widths
+    energy.clear_bars()
+    assert not item.isVisible()

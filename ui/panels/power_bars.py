@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 from ui import theme as th
-from ui.charts import Chart
+from ui.charts import BarRect, BarsItem, Chart
 
 #: A bar in the theme's ink (black on white, light on dark): for totals.
 INK = "ink"
@@ -35,15 +35,19 @@ class HBarChart(Chart):
 
     def __init__(self, parent=None, **kwargs):
         self._bars: list[Bar] = []
-        #: one (bar, value text) pair per row drawn so far; rows beyond the bars shown are hidden
-        #: and taken again when rows come back (a value change updates them in place)
-        self._rows: list[tuple[pg.BarGraphItem, pg.TextItem]] = []
-        #: what each row's items were last given, so an unchanged row costs nothing
+        #: one value text per row drawn so far; rows beyond the bars shown are hidden and taken
+        #: again when rows come back (a value change updates them in place)
+        self._texts: list[pg.TextItem] = []
+        #: what each row's text was last given, so an unchanged row costs nothing
         self._applied: list[tuple | None] = []
         #: called before :meth:`bars` is read (a panel that draws a hidden tab when it is shown)
         self.before_read: Callable[[], None] | None = None
         super().__init__(parent, **kwargs)
         plot = self.getPlotItem()
+        #: every row's bar, drawn by one item (a change sets its arrays once)
+        self.bar_item = BarsItem()
+        self.bar_item.setZValue(10)
+        plot.addItem(self.bar_item)
         plot.getViewBox().setMouseEnabled(x=False, y=False)
         self.axis("x").setStyle(maxTickLevel=0)  # whole ticks only behind the bars
         self.axis("x").enableAutoSIPrefix(False)
@@ -62,67 +66,57 @@ class HBarChart(Chart):
             self.before_read()  # its panel draws what it put off while the tab was hidden
         return list(self._bars)
 
-    def plot_items(self) -> list[pg.GraphicsObject]:
-        """The items drawing the bars shown now (bar, then its text, row by row)."""
-        return [item for pair in self._rows[:len(self._bars)] for item in pair]
-
     def clear_bars(self) -> None:
         self.set_bars([])
 
-    def _row_items(self, i: int) -> tuple[pg.BarGraphItem, pg.TextItem]:
-        if i < len(self._rows):
-            return self._rows[i]
-        plot = self.getPlotItem()
-        bar = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[-i], height=[self.BAR_HEIGHT])
-        bar.setZValue(10)
-        plot.addItem(bar)
+    def _row_text(self, i: int) -> pg.TextItem:
+        if i < len(self._texts):
+            return self._texts[i]
         text = pg.TextItem("", anchor=(-0.04, 0.5))
         text.setZValue(30)
-        plot.addItem(text, ignoreBounds=True)
-        self._rows.append((bar, text))
+        self.getPlotItem().addItem(text, ignoreBounds=True)
+        self._texts.append(text)
         self._applied.append(None)
-        return bar, text
+        return text
 
     def _draw(self) -> None:
         bars = self._bars
         self.axis("left").setTicks([[(-i, bar.label) for i, bar in enumerate(bars)], []])
-        for i in range(len(bars), len(self._rows)):
-            for item in self._rows[i]:
-                item.setVisible(False)
-        if not bars:
-            self.setMinimumHeight(0)
-            return
+        for text in self._texts[len(bars):]:
+            text.setVisible(False)
         s = th.scale_factor(self.presentation())
         theme = self.theme()
-        size = th.BASE_TICK_FONT_PT * s
+        rects = []
         for i, bar in enumerate(bars):
-            item, text = self._row_items(i)
             color = QColor(theme.ink) if bar.color == INK else theme.tone(bar.color)
             edge = QColor(theme.ink) if bar.bold else QColor(theme.background)
             width = max(bar.value, 0.0)
-            state = (width, color.rgba(), edge.rgba(), bar.bold, s, bar.text, QColor(theme.ink).rgba())
-            if state != self._applied[i]:
-                last = self._applied[i]
-                if last is None or last[:5] != state[:5]:
-                    item.setOpts(x0=[0.0], width=[width], y=[-i], height=[self.BAR_HEIGHT], brush=pg.mkBrush(color),
-                                 pen=pg.mkPen(edge, width=(1.5 if bar.bold else 1.0) * s))
-                if bar.text:
-                    if text.toPlainText() != bar.text:
-                        text.setText(bar.text)
-                    font = text.textItem.font()
-                    if font.pointSizeF() != size or font.bold() != bar.bold:
-                        font = QFont()
-                        font.setPointSizeF(size)
-                        font.setBold(bar.bold)
-                        text.setFont(font)
-                    ink = QColor(theme.ink)
-                    if text.color != ink:
-                        text.setColor(ink)
-                    pos = QPointF(width, -i)
-                    if text.pos() != pos:
-                        text.setPos(pos)
+            rects.append(BarRect(0.0, width, -i - self.BAR_HEIGHT / 2, self.BAR_HEIGHT, color, edge,
+                                 (1.5 if bar.bold else 1.0) * s))
+        self.bar_item.show_rects(rects)
+        if not bars:
+            self.setMinimumHeight(0)
+            return
+        size = th.BASE_TICK_FONT_PT * s
+        ink = QColor(theme.ink)
+        for i, (bar, rect) in enumerate(zip(bars, rects, strict=True)):
+            text = self._row_text(i)
+            state = (rect.width, bar.bold, s, bar.text, ink.rgba())
+            if bar.text and state != self._applied[i]:
+                if text.toPlainText() != bar.text:
+                    text.setText(bar.text)
+                font = text.textItem.font()
+                if font.pointSizeF() != size or font.bold() != bar.bold:
+                    font = QFont()
+                    font.setPointSizeF(size)
+                    font.setBold(bar.bold)
+                    text.setFont(font)
+                if text.color != ink:
+                    text.setColor(ink)
+                pos = QPointF(rect.width, -i)
+                if text.pos() != pos:
+                    text.setPos(pos)
                 self._applied[i] = state
-            item.setVisible(True)
             text.setVisible(bool(bar.text))
         self.setMinimumHeight(self.minimum_height_for_rows())  # a scroll area around it scrolls instead
         self._fit_range()

@@ -25,11 +25,10 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
@@ -45,7 +44,7 @@ from PySide6.QtWidgets import (
 
 import presets
 from ui import theme as th
-from ui.charts import Chart
+from ui.charts import BarRect, BarsItem, Chart
 from ui.commands import push_scenario_edit
 from ui.panel import PanelBase, ResultRow
 from ui.widgets.cap_field import CapField
@@ -226,83 +225,6 @@ class _TextBlock(pg.LabelItem):
         return self.item.toPlainText()
 
 
-@dataclass(frozen=True)
-class BarRect:
-    """One bar of a :class:`BarChart`'s drawing, in data units, with its fill and its edge (the
-    edge's width in pixels, presentation scale included)."""
-
-    x0: float
-    width: float
-    y0: float
-    height: float
-    fill: QColor
-    edge: QColor
-    edge_width: float
-
-    def geometry(self) -> tuple[float, float, float, float]:
-        return self.x0, self.width, self.y0, self.height
-
-    def look(self) -> tuple[int, int, float]:
-        return self.fill.rgba(), self.edge.rgba(), self.edge_width
-
-
-class _Bars(pg.BarGraphItem):
-    """All the bars of a chart as one item: a change sets one item's arrays (pyqtgraph works
-    out each item's data and bounds and paints it through Python: eleven bars as eleven items
-    cost about a millisecond per change). Its bounding rect is worked out once per change of
-    its data or of the view: pyqtgraph's works out the pixel size again on every call, and the
-    scene asks dozens of times per change (indexing, then painting)."""
-
-    _bounds: QRectF | None = None
-
-    def __init__(self) -> None:
-        super().__init__(x0=[], width=[], y0=[], height=[])
-        self.rects: tuple[BarRect, ...] = ()
-
-    def show_rects(self, rects: Sequence[BarRect]) -> None:
-        """Draw ``rects``, setting only what differs from the last drawing."""
-        rects = tuple(rects)
-        if rects != self.rects:
-            changes: dict[str, Any] = {}
-            if [r.geometry() for r in rects] != [r.geometry() for r in self.rects]:
-                changes.update(x0=[r.x0 for r in rects], width=[r.width for r in rects],
-                               y0=[r.y0 for r in rects], height=[r.height for r in rects])
-            if rects and [r.look() for r in rects] != [r.look() for r in self.rects]:
-                # a new brush and pen cost as much again as new bounds: only when they change
-                changes.update(brushes=[pg.mkBrush(r.fill) for r in rects],
-                               pens=[pg.mkPen(r.edge, width=r.edge_width) for r in rects])
-            self.rects = rects
-            self.setOpts(**changes)
-        if self.isVisible() != bool(rects):
-            self.setVisible(bool(rects))
-
-    def _updateColors(self, opts) -> None:  # noqa: N802 - pyqtgraph naming
-        super()._updateColors(opts)
-        if self._pens:
-            # pyqtgraph pads the bounds for the last pen only; the thickest edge may be another
-            for pen in self._pens:
-                self._updatePenWidth(pen)
-
-    def setOpts(self, **opts) -> None:  # noqa: N802 - pyqtgraph naming
-        if self._bounds is not None:
-            self.prepareGeometryChange()  # the old rect, for the scene to repaint and re-index
-        self._bounds = None
-        super().setOpts(**opts)
-
-    def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph naming
-        self._bounds = None  # the pen's pixel padding is another length in data units
-        super().viewTransformChanged()
-
-    def setExportMode(self, export, opts=None) -> None:  # noqa: N802 - pyqtgraph naming
-        self._bounds = None
-        super().setExportMode(export, opts)
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
-        if self._bounds is None:
-            self._bounds = super().boundingRect()
-        return self._bounds
-
-
 class BarChart(Chart):
     """A :class:`Chart` of horizontal bars in a fixed band of rows, with two text blocks under
     the plot (a caption and a key). The panel's items restyle with the chart (theme,
@@ -330,7 +252,7 @@ class BarChart(Chart):
         self.bars: list[BarRect] = []
         self.texts: list[pg.TextItem] = []
         #: every bar is drawn by this one item, made once: a redraw gives it new arrays
-        self.bar_item = _Bars()
+        self.bar_item = BarsItem()
         self.bar_item.setZValue(10)
         plot.addItem(self.bar_item)
         # every text item made, in drawing order: a redraw gives them new values (the ones it
