@@ -45,7 +45,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
-    QPushButton,
     QScrollArea,
     QSizePolicy,
     QSplitter,
@@ -62,6 +61,7 @@ from ui import theme as th
 from ui.accessibility import name_form_fields
 from ui.charts import Chart
 from ui.commands import push_scenario_edit
+from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import units
 from workbench._validate import InputError
@@ -418,6 +418,15 @@ class ChartOverResults(QSplitter):
         self.setSizes([total - table, table])
 
 
+class _PanelToolbar(QToolBar):
+    """The panel's toolbar: never squeezed below its buttons' width. The plan note beside it
+    is cut short first (its text ends in "…"), rather than "Local override" going into the
+    toolbar's overflow menu."""
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt naming
+        return self.sizeHint()
+
+
 class PanelBase(QWidget):
     """Base of the five panels: inputs form, chart area, results table, panel toolbar."""
 
@@ -496,7 +505,9 @@ class PanelBase(QWidget):
     def presentation_widgets(self) -> list[QWidget]:
         """What grows in presentation mode besides the charts and results tables (a panel adds
         its own tables and buttons)."""
-        return [self.toolbar, self.form_widget]
+        # the plan note's own widgets: the note's style sheet (its colour) stops the font of
+        # the note itself from reaching them
+        return [self.toolbar, self.plan_banner_label, self.adopt_button, self.follow_button, self.form_widget]
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
         name_form_fields(self)  # rows added since the last show get their label as accessible name
@@ -537,7 +548,7 @@ class PanelBase(QWidget):
 
     # -- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.toolbar = QToolBar(self)
+        self.toolbar = _PanelToolbar(self)
         self.toolbar.setObjectName("panelToolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.toolbar.setMovable(False)
@@ -628,35 +639,49 @@ class PanelBase(QWidget):
         self.splitter.splitterMoved.connect(self._form_width_chosen)
         self._form_user_sized = False
 
-        # "differs from the plan" line: what this panel shows is not the plan's, and the way back
+        # "differs from the plan" note: what this panel shows is not the plan's, and the way
+        # back. It sits beside the toolbar, in the toolbar's height: shown, it moves nothing
+        # (a line above the form and chart pushed them down under the field just typed in)
         self.plan_banner = QFrame(self)
         self.plan_banner.setObjectName("planBanner")
+        self.plan_banner.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         banner = QHBoxLayout(self.plan_banner)
-        banner.setContentsMargins(8, 3, 8, 3)
-        self.plan_banner_label = QLabel(self.plan_banner)
+        banner.setContentsMargins(8, 1, 2, 1)
+        banner.setSpacing(4)
+        self.plan_banner_label = ElidedLabel(self.plan_banner)
         self.plan_banner_label.setObjectName("planBannerText")
-        self.plan_banner_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.plan_banner_label.setWordWrap(True)
-        self.follow_button = QPushButton("Follow the plan", self.plan_banner)
-        self.follow_button.setObjectName("followPlanButton")
-        self.follow_button.setToolTip("Drop this panel's own inputs and show the run plan's")
-        self.follow_button.clicked.connect(self.return_to_plan)
-        self.adopt_button = QPushButton("Make this the plan", self.plan_banner)
-        self.adopt_button.setObjectName("adoptPlanButton")
-        self.adopt_button.setToolTip("Put this panel's hardware, GPUs, model and run into the run plan, "
-                                     "so every panel shows them (one undo step)")
-        self.adopt_button.clicked.connect(self.adopt_as_plan)
+        self.follow_button = self._banner_button("Follow the plan", "followPlanButton",
+                                                 "Drop this panel's own inputs and show the run plan's",
+                                                 self.return_to_plan)
+        self.adopt_button = self._banner_button("Make this the plan", "adoptPlanButton",
+                                                "Put this panel's hardware, GPUs, model and run into the run plan, "
+                                                "so every panel shows them (one undo step)", self.adopt_as_plan)
         banner.addWidget(self.plan_banner_label, 1)
         banner.addWidget(self.adopt_button)
         banner.addWidget(self.follow_button)
         self.plan_banner.setVisible(False)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.setSpacing(0)
+        header.addWidget(self.toolbar, 1)
+        header.addWidget(self.plan_banner)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
-        outer.addWidget(self.toolbar)
-        outer.addWidget(self.plan_banner)
+        outer.addLayout(header)
         outer.addWidget(self.splitter, 1)
+
+    def _banner_button(self, text: str, name: str, tip: str, slot) -> QToolButton:
+        """A button of the plan note, as tall as the toolbar's (a push button is taller)."""
+        button = QToolButton(self.plan_banner)
+        button.setObjectName(name)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        button.clicked.connect(lambda _checked=False: slot())
+        return button
 
     def _form_width_chosen(self, *_args) -> None:
         self._form_user_sized = True
