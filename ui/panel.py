@@ -816,11 +816,7 @@ class PanelBase(QWidget):
         if self._syncing:
             return
         if name in self.PLAN_DERIVED_FIELDS and self.follows_plan():
-            # a number the plan computes: typing one of one's own makes this panel local, in
-            # the same undo step as the edit
-            label = self._label_for(name, None).split(" (", 1)[0]
-            self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.",
-                          lambda: self.edit(**{name: value}))
+            self.edit_own(name, lambda: self.edit(**{name: value}))
             return
         if not self.edit_context(name, value, self.CONTEXT_FIELDS.get(name)):
             self.edit(**{name: value})
@@ -1015,6 +1011,13 @@ class PanelBase(QWidget):
     #: whether the plan changed (raises ValueError with what to fix)
     context_sink: Callable[[dict[str, Any]], bool] | None = None
     _override_note = ""
+
+    def edit_own(self, name: str, edit: Callable[[], Any]) -> None:
+        """Run ``edit``, an edit of field ``name``, a number the plan computes, while this panel
+        follows the plan: typing one's own makes the panel local, in the same undo step, so the
+        next plan edit does not put the plan's back over it."""
+        label = self._label_for(name, None).split(" (", 1)[0]
+        self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.", edit)
 
     def go_local(self, note: str, then: Callable[[], Any]) -> None:
         """Turn Local override on and run ``then`` (an edit), as one undo step."""

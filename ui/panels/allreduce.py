@@ -520,13 +520,17 @@ class AllReducePanel(PanelBase):
             return
         s = self.scenario()
         if name == "interconnect":
-            self.choose_interconnect(value)
-            return
-        if name in ("link_bw", "alpha") and s.interconnect:
+            edit = lambda: self.choose_interconnect(value)  # noqa: E731 - run now or inside go_local
+        elif name in ("link_bw", "alpha") and s.interconnect:
             # a hand-typed link is no longer the preset: the combo says "Custom"
-            self.edit(**{name: value, "interconnect": ""})
+            edit = lambda: self.edit(**{name: value, "interconnect": ""})  # noqa: E731
+        else:
+            super()._field_edited(name, value)
             return
-        super()._field_edited(name, value)
+        if self.follows_plan():  # the plan's link: typing one's own goes local, as any plan number
+            self.edit_own(name, edit)
+        else:
+            edit()
 
     def choose_interconnect(self, key: str) -> bool:
         """Use preset ``key`` ("" for custom): link bandwidth and latency in one undo step."""

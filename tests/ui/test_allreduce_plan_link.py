@@ -1,0 +1,59 @@
+"""All-reduce in a window: a link typed or picked by hand stays the panel's own when the plan changes.
+
+The panel follows the run plan's gradient sync: its ranks, size, link and latency come from
+the plan. Typing one of them turns Local override on, in the same undo step, so that the next
+plan edit does not overwrite it. The link bandwidth, the latency and the interconnect choice
+went around that rule when an interconnect preset was selected (they also clear the preset):
+the panel then differed from the plan without keeping its inputs, and the next toolbar edit
+put the plan's link back over the user's.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from window_helpers import type_in
+
+
+@pytest.fixture
+def window(new_window):
+    w = new_window()
+    w.raise_panel("allreduce")
+    return w
+
+
+def _panel(window):
+    panel = window.panel("allreduce")
+    assert panel.follows_plan() and panel.scenario().interconnect  # the plan's link preset
+    return panel
+
+
+@pytest.mark.parametrize("name, text, value", [("link_bw", "100 GB/s", 100e9), ("alpha", "9 µs", 9e-6)])
+def test_a_typed_link_is_kept_when_the_plan_changes(qtbot, window, name, text, value):
+    panel = _panel(window)
+    steps = window.undo_stack.count()
+    type_in(qtbot, panel.field(name).edit, text)
+    assert panel.override_context() and getattr(panel.scenario(), name) == pytest.approx(value)
+    assert panel.scenario().interconnect == ""  # no longer the preset: the combo says Custom
+    assert "Local override" in panel.plan_banner_label.text()
+    assert window.undo_stack.count() == steps + 1  # override and edit: one step
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    assert window.document.plan().n_gpus == 64
+    assert getattr(panel.scenario(), name) == pytest.approx(value)  # the user's, not the plan's
+    window.undo_stack.undo()  # the GPU count
+    window.undo_stack.undo()  # the typed link and the override, together
+    assert panel.follows_plan() and panel.scenario().interconnect
+
+
+def test_an_interconnect_picked_by_hand_is_kept_when_the_plan_changes(qtbot, window):
+    panel = _panel(window)
+    combo = panel.field("interconnect")
+    planned = panel.scenario().interconnect
+    other = next(combo.itemData(i) for i in range(combo.count()) if combo.itemData(i) not in ("", planned))
+    combo.setFocus()  # as a user picks: the popup, the item, Enter
+    combo.showPopup()
+    combo.view().setCurrentIndex(combo.model().index(combo.findData(other), 0))
+    qtbot.keyClick(combo.view(), Qt.Key.Key_Return)
+    assert panel.override_context() and panel.scenario().interconnect == other
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    assert panel.scenario().interconnect == other
