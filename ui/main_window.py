@@ -742,6 +742,8 @@ class MainWindow(QMainWindow):
         finally:
             self.document.pause(False)
         self.browser.set_project(project)
+        for panel in self.panels.built().values():  # a panel not built yet has nothing pending
+            panel.drop_pending_work()  # a log still being read was for the previous project
         self.undo_stack.clear()
         message = self.restore_workspace()
         self.undo_stack.setClean()

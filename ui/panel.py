@@ -909,6 +909,10 @@ class PanelBase(QWidget):
         self._update_plan_banner()
         self.scenarioChanged.emit(scenario)
 
+    def drop_pending_work(self) -> None:
+        """Forget work started for the project being closed (a file still being read): the
+        window calls it before it shows another project. Nothing here."""
+
     def set_undo_stack(self, stack: QUndoStack | None) -> None:
         """Use the window's shared undo stack (None: the panel's own)."""
         self._stack = stack if stack is not None else self._own_stack

@@ -18,12 +18,13 @@ Run plan panel) goes back to the prediction.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -288,6 +289,8 @@ class MeasuredPanel(PanelBase):
         self._compared: tuple[MeasuredAnalysis, list, list[tuple[str, ms.RunAnalysis]]] | None = None
         self._adopt_note = ""
         self._extents: tuple[list[float], list[float], list[float]] = ([], [], [])  # steps, rates, MFUs drawn
+        self._to_read: list[tuple[str, str, str | None]] = []  # long files waiting to be read
+        self._reader: _BackgroundRead | None = None  # the long file being read
         super().__init__(scenario if scenario is not None else ms.MeasuredScenario(), parent,
                          undo_stack=undo_stack)
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # messages name files: data, not markup
@@ -341,6 +344,12 @@ class MeasuredPanel(PanelBase):
         row.addWidget(self.open_log_button)
         row.addWidget(self.open_energy_button)
         self.form.addRow(buttons)
+        self.reading_label = QLabel(self.form_widget)
+        self.reading_label.setObjectName("readingLabel")
+        self.reading_label.setTextFormat(Qt.TextFormat.PlainText)  # a file's name is data, not markup
+        self.reading_label.setWordWrap(True)
+        self.reading_label.setVisible(False)
+        self.form.addRow(self.reading_label)
 
         self.run_list = QListWidget(self.form_widget)
         self.run_list.setObjectName("runList")
@@ -497,41 +506,84 @@ class MeasuredPanel(PanelBase):
         return self.load_text(name, text, expect)
 
     def load_text(self, name: str, text: str, expect: str | None = None) -> bool:
-        """As :meth:`load_file`, for text already read (``name`` names it in the legend)."""
-        readers = {"run": ms.run_from_text, "energy": ms.energy_from_text, None: ms.read_measurement}
-        what = {"run": "a training log this app reads", "energy": "an energy log this app reads",
-                None: "a training log or an energy log"}[expect]
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # a long log takes seconds to read
+        """As :meth:`load_file`, for text already read (``name`` names it in the legend).
+
+        A text of :data:`READ_IN_BACKGROUND_CHARS` or more is read on a thread of its own (a
+        20 MB log takes seconds): the window stays usable, the form says what is being read,
+        and the log is taken when the reading ends (True here means it was accepted for
+        reading). Several such files are read one after the other, in the order given."""
+        if len(text) >= READ_IN_BACKGROUND_CHARS:
+            self._to_read.append((name, text, expect))
+            self._read_next()
+            self._show_reading()  # the files waiting, counted
+            return True
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            item = readers[expect](name, text)
-        except ms.MeasurementError as exc:
-            reason = _reason(exc)
-            if reason.startswith("is "):  # too large
-                self.show_status(f"{name} {reason}. Nothing was changed.")
-            else:
-                self.show_status(f"{name} is not {what} ({reason}). {READS} Nothing was changed.")
-            return False
-        except (trainlog.TrainLogError, energy.EnergyLogError, InputError) as exc:
-            self.show_status(f"{name} is not {what} ({_reason(exc)}). {READS} Nothing was changed.")
-            return False
+            result = read_measurement_text(name, text, expect)
         finally:
             QGuiApplication.restoreOverrideCursor()
+        return self._take(name, result)
+
+    def _take(self, name: str, result: ms.RunLog | ms.EnergyRecord | str) -> bool:
+        """Put what was read into the scenario (one undo step), or say why it cannot be used."""
+        if isinstance(result, str):
+            self.show_status(result)
+            return False
         s = self.scenario()
         try:
-            if isinstance(item, ms.RunLog):
-                new = s.with_run(item)
+            if isinstance(result, ms.RunLog):
+                new = s.with_run(result)
                 label = f"Open training log {new.runs[-1].name}"
             else:
-                new = s.with_changes(energy=item)
-                label = f"Open energy log {item.name}"
+                new = s.with_changes(energy=result)
+                label = f"Open energy log {result.name}"
             ms.check_size(new)
         except InputError as exc:
             self.show_status(f"{name}: {_reason(exc)}. Nothing was changed.")
             return False
         applied = self._push(new, label)
-        if applied and isinstance(item, ms.RunLog):
+        if applied and isinstance(result, ms.RunLog):
             self.run_list.setCurrentRow(len(new.runs) - 1)
         return applied
+
+    # -- a long file read on a thread of its own --------------------------------------------------
+    def reading(self) -> list[str]:
+        """The names of the files being read or waiting to be, in order."""
+        return ([self._reader.name] if self._reader is not None else []) + [name for name, _t, _e in self._to_read]
+
+    def _read_next(self) -> None:
+        if self._reader is not None or not self._to_read:
+            return
+        name, text, expect = self._to_read.pop(0)
+        reader = _BackgroundRead(name, self)  # a child: its result is dropped with the panel
+        reader.done.connect(lambda result, reader=reader: self._read_done(reader, result))
+        self._reader = reader
+        self._show_reading()
+        threading.Thread(target=reader.run, args=(text, expect), name=f"read {name}", daemon=True).start()
+
+    def _read_done(self, reader: _BackgroundRead, result) -> None:
+        if reader is not self._reader:
+            return  # dropped (another project was opened meanwhile)
+        self._reader = None
+        reader.deleteLater()
+        self._take(reader.name, result)
+        self._show_reading()
+        self._read_next()
+
+    def _show_reading(self) -> None:
+        names = self.reading()
+        if names:
+            more = f" (then {len(names) - 1} more)" if len(names) > 1 else ""
+            self.reading_label.setText(f"Reading {names[0]}{more}… The rest of the window can be used meanwhile.")
+        self.reading_label.setVisible(bool(names))
+
+    def drop_pending_work(self) -> None:
+        """Forget the files being read: they were for the project being closed."""
+        self._to_read.clear()
+        if self._reader is not None:
+            self._reader.deleteLater()
+            self._reader = None
+        self._show_reading()
 
     def load_files(self, paths: Sequence[str | Path]) -> int:
         """Read several files (a drop); returns how many were taken."""
@@ -1020,6 +1072,46 @@ class MeasuredPanel(PanelBase):
 
 
 #: What the readers take, in a status line (their own messages list every format in full).
+#: texts this long (characters) are read on a thread of their own (about a quarter of a second)
+READ_IN_BACKGROUND_CHARS = 1_000_000
+
+
+def read_measurement_text(name: str, text: str, expect: str | None) -> ms.RunLog | ms.EnergyRecord | str:
+    """A training log (``expect="run"``), an energy log (``"energy"``) or whichever ``text`` is
+    (None), read; or the message that says why it cannot be used. No Qt: it runs on the
+    reading thread as well."""
+    readers = {"run": ms.run_from_text, "energy": ms.energy_from_text, None: ms.read_measurement}
+    what = {"run": "a training log this app reads", "energy": "an energy log this app reads",
+            None: "a training log or an energy log"}[expect]
+    try:
+        return readers[expect](name, text)
+    except ms.MeasurementError as exc:
+        reason = _reason(exc)
+        if reason.startswith("is "):  # too large
+            return f"{name} {reason}. Nothing was changed."
+        return f"{name} is not {what} ({reason}). {READS} Nothing was changed."
+    except (trainlog.TrainLogError, energy.EnergyLogError, InputError) as exc:
+        return f"{name} is not {what} ({_reason(exc)}). {READS} Nothing was changed."
+
+
+class _BackgroundRead(QObject):
+    """One long file read on a thread: ``done`` carries what :func:`read_measurement_text`
+    gave, to the panel's thread (a queued signal)."""
+
+    done = Signal(object)
+
+    def __init__(self, name: str, parent: QObject) -> None:
+        super().__init__(parent)
+        self.name = name
+
+    def run(self, text: str, expect: str | None) -> None:  # on the reading thread
+        result = read_measurement_text(self.name, text, expect)
+        try:
+            self.done.emit(result)
+        except RuntimeError:  # the panel, and this object with it, was deleted meanwhile
+            pass
+
+
 READS = ("It reads logs of Megatron-LM, NeMo, DeepSpeed, torchtitan, nanoGPT, llm.c, modded-nanogpt, Composer "
          "and this app's seed line, and CodeCarbon, nvidia-smi and timestamped power samples for energy.")
 
