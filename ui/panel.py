@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QFont, QFontMetricsF, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -418,13 +418,12 @@ class ChartOverResults(QSplitter):
         self.setSizes([total - table, table])
 
 
-class _PanelToolbar(QToolBar):
-    """The panel's toolbar: never squeezed below its buttons' width. The plan note beside it
-    is cut short first (its text ends in "…"), rather than "Local override" going into the
-    toolbar's overflow menu."""
+class _PlanNote(QFrame):
+    """The "differs from the plan" note. Its width never holds the panel (or the window) wider:
+    the panel puts it where it has room (:meth:`PanelBase._place_plan_note`)."""
 
     def minimumSizeHint(self):  # noqa: N802 - Qt naming
-        return self.sizeHint()
+        return QSize(0, super().minimumSizeHint().height())
 
 
 class PanelBase(QWidget):
@@ -501,6 +500,7 @@ class PanelBase(QWidget):
         # the maximum only: a larger minimum would resize the window's docks behind the presented panel
         self.form_scroll.setMaximumWidth(int((FORM_WIDTH + 80) * factor))
         self._fit_form()
+        self._place_plan_note()  # the toolbar and the note have grown or shrunk
 
     def presentation_widgets(self) -> list[QWidget]:
         """What grows in presentation mode besides the charts and results tables (a panel adds
@@ -548,7 +548,7 @@ class PanelBase(QWidget):
 
     # -- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.toolbar = _PanelToolbar(self)
+        self.toolbar = QToolBar(self)
         self.toolbar.setObjectName("panelToolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.toolbar.setMovable(False)
@@ -640,11 +640,11 @@ class PanelBase(QWidget):
         self._form_user_sized = False
 
         # "differs from the plan" note: what this panel shows is not the plan's, and the way
-        # back. It sits beside the toolbar, in the toolbar's height: shown, it moves nothing
-        # (a line above the form and chart pushed them down under the field just typed in)
-        self.plan_banner = QFrame(self)
+        # back. Beside the toolbar, in its height, where the row has room: shown, it moves
+        # nothing (a line above the form and chart pushed them down under the field just
+        # typed in); in a narrow panel it is that line under the toolbar (_place_plan_note)
+        self.plan_banner = _PlanNote(self)
         self.plan_banner.setObjectName("planBanner")
-        self.plan_banner.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         banner = QHBoxLayout(self.plan_banner)
         banner.setContentsMargins(8, 1, 2, 1)
         banner.setSpacing(4)
@@ -660,17 +660,39 @@ class PanelBase(QWidget):
         banner.addWidget(self.adopt_button)
         banner.addWidget(self.follow_button)
         self.plan_banner.setVisible(False)
-        header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 0, 0)
-        header.setSpacing(0)
-        header.addWidget(self.toolbar, 1)
-        header.addWidget(self.plan_banner)
+        self._header = QHBoxLayout()
+        self._header.setContentsMargins(0, 0, 0, 0)
+        self._header.setSpacing(0)
+        self._header.addWidget(self.toolbar, 1)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
-        outer.addLayout(header)
+        outer.addLayout(self._header)
         outer.addWidget(self.splitter, 1)
+        self._outer = outer
+        self._place_plan_note()
+
+    def plan_note_in_toolbar_row(self) -> bool:
+        """Whether the plan note sits beside the toolbar (else on a line under it)."""
+        return self._header.indexOf(self.plan_banner) >= 0
+
+    def _place_plan_note(self) -> None:
+        """Beside the toolbar when the row has room for both at their full width, else under
+        the toolbar across the panel. Moved only when that changes (a resize, another font or
+        text), never on an edit."""
+        note = self.plan_banner
+        beside = self.width() >= self.toolbar.sizeHint().width() + note.sizeHint().width()
+        if beside == self.plan_note_in_toolbar_row():
+            return
+        if beside:
+            self._outer.removeWidget(note)
+            note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)  # the toolbar's height
+            self._header.addWidget(note)
+        else:
+            self._header.removeWidget(note)
+            note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+            self._outer.insertWidget(1, note)
 
     def _banner_button(self, text: str, name: str, tip: str, slot) -> QToolButton:
         """A button of the plan note, as tall as the toolbar's (a push button is taller)."""
@@ -689,6 +711,7 @@ class PanelBase(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
         self._fit_form()
+        self._place_plan_note()
 
     def _fit_form(self) -> None:
         if not self._form_user_sized and self.splitter.count() == 2:
@@ -1152,6 +1175,7 @@ class PanelBase(QWidget):
             sheet = f"#planBanner {{ background: {th.current_theme().notice_bg}; }}"
             if self.plan_banner.styleSheet() != sheet:
                 self.plan_banner.setStyleSheet(sheet)
+            self._place_plan_note()  # another text: another width
         if self.plan_banner.isVisibleTo(self) != differs:
             self.plan_banner.setVisible(differs)
 

@@ -372,6 +372,9 @@ def test_a_measured_throughput_is_shown_and_the_model_comes_back_in_one_undo_ste
     p = panel.prediction()
     assert p is document.prediction() and p.step_time_s == pytest.approx(DEFAULT_PLAN.tokens_per_step / rate)
     assert panel.measured_banner.isVisible() and panel.use_model_button.isVisible()
+    # the line is under the toolbar, above the form and the charts
+    assert panel.measured_banner.y() >= panel.toolbar.y() + panel.toolbar.height()
+    assert panel.measured_banner.y() + panel.measured_banner.height() <= panel.splitter.y()
     assert "Measured throughput from run.log" in panel.measured_text()
     assert panel.measured_label.text() == panel.measured_text()
     assert panel.result_text("Training time") == (f"{DEFAULT_PLAN.train_tokens / rate / 86400:,.0f}", "days")

@@ -43,23 +43,44 @@ def test_the_note_shown_after_an_edit_moves_nothing(qtbot, new_window):
     assert not power.plan_banner.isVisibleTo(power) and _top(power.splitter, window) == before[0]
 
 
-def test_a_short_row_cuts_the_notes_text_not_the_toolbar(qtbot, new_window):
-    window = new_window()
-    scaling = window.panel("scaling")
-    window.raise_panel("scaling")
-    scaling.action_override.setChecked(True)
-    qtbot.waitUntil(lambda: scaling.plan_banner.isVisible())
-    label = scaling.plan_banner_label
+def test_in_a_narrow_panel_the_note_goes_under_the_toolbar_and_the_window_keeps_its_width(qtbot, new_window):
+    from PySide6.QtCore import Qt
+
+    window = new_window(size=(1300, 800))
+    panel = window.panel("measured")
+    window.raise_panel("measured")
+    panel.action_override.setChecked(True)  # its note is a long one: the plan saved in the scenario
+    qtbot.waitUntil(lambda: panel.plan_banner.isVisible())
+    window.resizeDocks([window.browser_dock], [420], Qt.Orientation.Horizontal)  # a wide browser beside
+    QApplication.processEvents()
+    assert panel.width() < panel.toolbar.sizeHint().width() + panel.plan_banner.sizeHint().width()
+    assert window.width() == 1300  # the note did not widen the window
+    assert not panel.plan_note_in_toolbar_row()
+    assert _top(panel.plan_banner, window) >= _top(panel.toolbar, window) + panel.toolbar.height()
+    label = panel.plan_banner_label
+    assert label.shown_text() == label.text() and label.toolTip() == ""  # the whole line is its own
+    assert panel.toolbar.widgetForAction(panel.action_override).isVisible()  # not in the overflow menu
+    assert panel.follow_button.width() >= panel.follow_button.sizeHint().width()
+    window.resizeDocks([window.browser_dock], [150], Qt.Orientation.Horizontal)
+    window.resize(1900, 900)  # room again: beside the toolbar
+    qtbot.waitUntil(lambda: panel.plan_note_in_toolbar_row())
+    QApplication.processEvents()
+    assert _top(panel.plan_banner, window) == _top(panel.toolbar, window)
+
+
+def test_a_label_too_short_for_its_text_ends_in_an_ellipsis_and_tips_the_whole(qtbot):
+    label = ElidedLabel()
+    qtbot.addWidget(label)
+    label.setText("Local override: this panel keeps its own inputs, not the run plan's.")
+    label.resize(120, label.sizeHint().height())
+    label.show()
+    qtbot.waitExposed(label)
     whole = label.text()
-    assert label.shown_text() == whole and label.toolTip() == ""  # room enough at 1600 px
-    window.resize(1000, 800)
-    qtbot.waitUntil(lambda: label.shown_text() != whole)
     assert label.shown_text().endswith("…") and whole.startswith(label.shown_text()[:-1])
-    assert label.toolTip() == whole and label.text() == whole  # the whole text stays the label's
-    # every toolbar button keeps its room: none went into the overflow menu
-    toolbar = scaling.toolbar
-    assert toolbar.width() >= toolbar.sizeHint().width()
-    assert toolbar.widgetForAction(scaling.action_override).isVisible()
+    assert label.toolTip() == whole and label.text() == whole
+    label.resize(label.sizeHint())
+    qtbot.waitUntil(lambda: label.toolTip() == "")
+    assert label.shown_text() == whole
 
 
 def test_an_elided_label_is_plain_text_and_whole_when_there_is_room(qtbot):
@@ -83,10 +104,16 @@ def test_the_note_grows_with_the_toolbar_in_presentation_mode(qtbot, new_window)
     window.enter_presentation("scaling")
     try:
         qtbot.waitUntil(lambda: scaling.plan_banner.isVisible())
+        QApplication.processEvents()
         bigger = normal * th.scale_factor(True)
         for widget in (scaling.toolbar, scaling.plan_banner_label, scaling.follow_button, scaling.adopt_button):
             assert widget.font().pointSizeF() == bigger, widget.objectName()
-        assert scaling.plan_banner.height() == scaling.toolbar.height()
+        # wherever it is, it is whole: its buttons uncut, the toolbar's too
+        for button in (scaling.follow_button, scaling.adopt_button):
+            assert button.width() >= button.sizeHint().width(), button.text()
+        assert scaling.toolbar.widgetForAction(scaling.action_override).isVisible()
+        if scaling.plan_note_in_toolbar_row():
+            assert scaling.plan_banner.height() == scaling.toolbar.height()
     finally:
         window.exit_presentation()
     assert scaling.plan_banner_label.font().pointSizeF() == normal

@@ -287,8 +287,10 @@ class BarChart(Chart):
         return th.BASE_TICK_FONT_PT * scale * th.scale_factor(self.presentation())
 
     def begin_bars(self) -> None:
-        """A redraw starts: the next ``add_bar`` / ``add_text`` calls take back the items of the
-        last drawing, in order; :meth:`end_bars` hides those it did not take."""
+        """A redraw starts: the next ``add_bar`` calls make its bars (values, shown together by
+        :meth:`end_bars` through the chart's one bar item), the next ``add_text`` calls take
+        back the text items of the last drawing, in order; :meth:`end_bars` hides those it did
+        not take."""
         self.bars, self.texts = [], []
         self._line_wanted = None
 
@@ -436,8 +438,7 @@ class RunPlanPanel(PanelBase):
         row.addWidget(self.measured_label, 1)
         row.addWidget(self.use_model_button)
         self.measured_banner.setVisible(False)
-        outer = self.layout()
-        outer.insertWidget(outer.indexOf(self.plan_banner) + 1, self.measured_banner)
+        self.layout().insertWidget(1, self.measured_banner)  # under the toolbar's row
 
     def measured_text(self) -> str:
         """What the measured-throughput line says ("" when the plan is the model's)."""

@@ -25,18 +25,25 @@ class ElidedLabel(QLabel):
         super().setText(text)
         self._update_tip()
 
+    def clear(self) -> None:
+        self.setText("")  # through setText: the tooltip follows
+
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt naming
         hint = super().minimumSizeHint()
         least = self.MIN_CHARS * self.fontMetrics().averageCharWidth()
         return QSize(min(hint.width(), least), hint.height())
 
+    def _text_rect(self):
+        m = self.margin()
+        return self.contentsRect().adjusted(m, m, -m, -m)
+
     def shown_text(self) -> str:
         """The text as drawn at the present width (the whole text, or its start and "…")."""
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self._text_rect().width())
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
         painter = QPainter(self)
-        self.style().drawItemText(painter, self.contentsRect(), int(self.alignment()), self.palette(),
+        self.style().drawItemText(painter, self._text_rect(), int(self.alignment()), self.palette(),
                                   self.isEnabled(), self.shown_text(), self.foregroundRole())
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
