@@ -857,7 +857,8 @@ class MainWindow(QMainWindow):
 
     def open_measurement(self, path: str | Path) -> bool:
         """A data file (a training log, an energy log): read into the panel that reads it (one
-        undo step), which comes to the front and says what it could not read."""
+        undo step), which comes to the front and says what it could not read (a long log: once
+        its reading, on a thread of its own, ends)."""
         kind = self._data_panel_for(path)
         if kind is None:
             return False

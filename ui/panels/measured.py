@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import shiboken6
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import (
@@ -290,7 +291,7 @@ class MeasuredPanel(PanelBase):
         self._adopt_note = ""
         self._extents: tuple[list[float], list[float], list[float]] = ([], [], [])  # steps, rates, MFUs drawn
         self._to_read: list[tuple[str, str, str | None]] = []  # long files waiting to be read
-        self._reader: _BackgroundRead | None = None  # the long file being read
+        self._reader: tuple[object, str] | None = None  # (token, name) of the long file being read
         super().__init__(scenario if scenario is not None else ms.MeasuredScenario(), parent,
                          undo_stack=undo_stack)
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # messages name files: data, not markup
@@ -489,7 +490,8 @@ class MeasuredPanel(PanelBase):
     def load_file(self, path: str | Path, expect: str | None = None) -> bool:
         """Read a training log (``expect="run"``), an energy log (``"energy"``) or whichever the
         file is (None) into the scenario as one undo step. A file that cannot be used leaves a
-        message and changes nothing."""
+        message and changes nothing. A long one is read on a thread (:meth:`load_text`): True
+        then says it is being read, and what it turns out to be comes when the reading ends."""
         path = Path(path)
         name = path.name
         try:
@@ -549,24 +551,21 @@ class MeasuredPanel(PanelBase):
     # -- a long file read on a thread of its own --------------------------------------------------
     def reading(self) -> list[str]:
         """The names of the files being read or waiting to be, in order."""
-        return ([self._reader.name] if self._reader is not None else []) + [name for name, _t, _e in self._to_read]
+        return ([self._reader[1]] if self._reader is not None else []) + [name for name, _t, _e in self._to_read]
 
     def _read_next(self) -> None:
         if self._reader is not None or not self._to_read:
             return
         name, text, expect = self._to_read.pop(0)
-        reader = _BackgroundRead(name, self)  # a child: its result is dropped with the panel
-        reader.done.connect(lambda result, reader=reader: self._read_done(reader, result))
-        self._reader = reader
+        self._reader = (_reading_relay().start(self, name, text, expect), name)
         self._show_reading()
-        threading.Thread(target=reader.run, args=(text, expect), name=f"read {name}", daemon=True).start()
 
-    def _read_done(self, reader: _BackgroundRead, result) -> None:
-        if reader is not self._reader:
-            return  # dropped (another project was opened meanwhile)
+    def _read_done(self, token: object, result) -> None:
+        if self._reader is None or token is not self._reader[0]:
+            return  # forgotten (another project was opened meanwhile)
+        name = self._reader[1]
         self._reader = None
-        reader.deleteLater()
-        self._take(reader.name, result)
+        self._take(name, result)
         self._show_reading()
         self._read_next()
 
@@ -581,12 +580,13 @@ class MeasuredPanel(PanelBase):
         """Forget the files being read: they were for the project being closed."""
         self._to_read.clear()
         if self._reader is not None:
-            self._reader.deleteLater()
+            _reading_relay().forget(self._reader[0])
             self._reader = None
         self._show_reading()
 
     def load_files(self, paths: Sequence[str | Path]) -> int:
-        """Read several files (a drop); returns how many were taken."""
+        """Read several files (a drop); returns how many were taken (a long one: accepted for
+        reading, see :meth:`load_text`)."""
         return sum(1 for p in paths if self.load_file(p))
 
     def _push(self, new: ms.MeasuredScenario, text: str) -> bool:
@@ -1071,7 +1071,6 @@ class MeasuredPanel(PanelBase):
         )
 
 
-#: What the readers take, in a status line (their own messages list every format in full).
 #: texts this long (characters) are read on a thread of their own (about a quarter of a second)
 READ_IN_BACKGROUND_CHARS = 1_000_000
 
@@ -1094,24 +1093,50 @@ def read_measurement_text(name: str, text: str, expect: str | None) -> ms.RunLog
         return f"{name} is not {what} ({_reason(exc)}). {READS} Nothing was changed."
 
 
-class _BackgroundRead(QObject):
-    """One long file read on a thread: ``done`` carries what :func:`read_measurement_text`
-    gave, to the panel's thread (a queued signal)."""
+class _ReadingRelay(QObject):
+    """Carries each finished reading back to the window's thread (a queued signal). One for
+    the whole program, never deleted: a reading thread must not emit on an object the window
+    may delete meanwhile (a panel closed, another project opened), which Qt would then use
+    after it was freed. A panel that is gone, or has forgotten its reading, gets nothing."""
 
-    done = Signal(object)
+    done = Signal(object, object)  # (token, what read_measurement_text gave)
 
-    def __init__(self, name: str, parent: QObject) -> None:
-        super().__init__(parent)
-        self.name = name
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiting: dict[object, MeasuredPanel] = {}
+        self.done.connect(self._deliver)
 
-    def run(self, text: str, expect: str | None) -> None:  # on the reading thread
-        result = read_measurement_text(self.name, text, expect)
-        try:
-            self.done.emit(result)
-        except RuntimeError:  # the panel, and this object with it, was deleted meanwhile
-            pass
+    def start(self, panel: MeasuredPanel, name: str, text: str, expect: str | None) -> object:
+        """Read on a thread of its own; returns the reading's token."""
+        token = object()
+        self._waiting[token] = panel
+        threading.Thread(target=self._read, args=(token, name, text, expect), name=f"read {name}",
+                         daemon=True).start()
+        return token
+
+    def forget(self, token: object) -> None:
+        self._waiting.pop(token, None)
+
+    def _read(self, token: object, name: str, text: str, expect: str | None) -> None:  # the reading thread
+        self.done.emit(token, read_measurement_text(name, text, expect))
+
+    def _deliver(self, token: object, result) -> None:
+        panel = self._waiting.pop(token, None)
+        if panel is not None and shiboken6.isValid(panel):
+            panel._read_done(token, result)
 
 
+_relay: _ReadingRelay | None = None
+
+
+def _reading_relay() -> _ReadingRelay:
+    global _relay
+    if _relay is None:
+        _relay = _ReadingRelay()  # made on the window's thread, the first time a long file is read
+    return _relay
+
+
+#: What the readers take, in a status line (their own messages list every format in full).
 READS = ("It reads logs of Megatron-LM, NeMo, DeepSpeed, torchtitan, nanoGPT, llm.c, modded-nanogpt, Composer "
          "and this app's seed line, and CodeCarbon, nvidia-smi and timestamped power samples for energy.")
 
