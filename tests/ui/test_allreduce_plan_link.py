@@ -10,6 +10,8 @@ put the plan's link back over the user's.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from window_helpers import type_in
@@ -57,3 +59,38 @@ def test_an_interconnect_picked_by_hand_is_kept_when_the_plan_changes(qtbot, win
     assert panel.override_context() and panel.scenario().interconnect == other
     type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert panel.scenario().interconnect == other
+
+
+NCCL = Path(__file__).resolve().parent.parent / "fixtures" / "nccl"
+
+
+def test_a_log_and_its_fitted_link_are_kept_when_the_plan_changes(qtbot, window):
+    """Loading a 16-rank log sets the model's ranks to the log's, and "Use fitted ..." sets its
+    link: both are the panel's own from then on, as a typed number is."""
+    panel = _panel(window)
+    steps = window.undo_stack.count()
+    assert panel.load_log_from(NCCL / "h100-2node-nic400-allreduce.txt")
+    assert panel.override_context() and panel.scenario().n_ranks == 16
+    assert window.undo_stack.count() == steps + 1  # the log and the override: one step
+    assert "Ranks" in panel.plan_banner_label.text() or "ranks" in panel.plan_banner_label.text()
+    qtbot.mouseClick(panel.fit_button, Qt.MouseButton.LeftButton)
+    fitted = (panel.scenario().link_bw, panel.scenario().alpha)
+    assert panel.scenario().interconnect == ""
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    assert window.document.plan().n_gpus == 64
+    s = panel.scenario()
+    assert (s.n_ranks, s.link_bw, s.alpha) == (16, *fitted)  # the plan's edit left them alone
+
+
+def test_a_fit_while_following_the_plan_goes_local_in_one_step(qtbot, window):
+    panel = _panel(window)
+    assert panel.load_log_from(NCCL / "h100-2node-nic400-allreduce.txt")
+    panel.return_to_plan()  # following the plan again, the log still loaded
+    assert panel.follows_plan() and panel.scenario().logs
+    steps = window.undo_stack.count()
+    assert panel.use_fit()
+    assert panel.override_context() and window.undo_stack.count() == steps + 1
+    assert "link" in panel.plan_banner_label.text().lower()  # names the number, not the preset
+    fitted = panel.scenario().link_bw
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    assert panel.scenario().link_bw == fitted

@@ -601,10 +601,23 @@ class AllReducePanel(PanelBase):
             changes["size_min"] = min(s.size_min, float(log.sizes.min()))
             changes["size_max"] = max(s.size_max, float(log.sizes.max()))
         self._selected = len(s.logs)
-        if not self.edit(_text=f"Load nccl-tests log {path.name}", _merge=False, **changes):
+        if not self._edit_keeping(changes, _text=f"Load nccl-tests log {path.name}", _merge=False):
             self._selected = max(0, len(s.logs) - 1)
             return False
         return True
+
+    def _edit_keeping(self, changes: dict, **options) -> bool:
+        """``edit(**changes)``; when that sets a number the plan gives (the first log's ranks, a
+        fitted link) while following the plan, Local override goes on in the same undo step,
+        so the next plan edit does not put the plan's back."""
+        s = self.scenario()
+        own = [name for name in changes if name in self.PLAN_DERIVED_FIELDS and changes[name] != getattr(s, name)]
+        own.sort(key=lambda name: name == "interconnect")  # the note names the number, not the preset cleared
+        if not own or not self.follows_plan():
+            return self.edit(**changes, **options)
+        done: list[bool] = []
+        self.edit_own(own[0], lambda: done.append(self.edit(**changes, **options)))
+        return bool(done and done[0])
 
     def remove_log(self, index: int | None = None) -> bool:
         """Remove log ``index`` (default: the selected one) as one undo step."""
@@ -679,7 +692,7 @@ class AllReducePanel(PanelBase):
             return False
         what = ("latency and bandwidth" if len(changes) == 3 else
                 "bandwidth" if "link_bw" in changes else "latency")
-        return self.edit(_text=f"Use fitted {what}", _merge=False, **changes)
+        return self._edit_keeping(changes, _text=f"Use fitted {what}", _merge=False)
 
     # -- comparison -------------------------------------------------------------------------
     def set_comparison(self, items: Sequence[tuple[str, AllReduceScenario]]) -> None:
