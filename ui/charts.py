@@ -468,7 +468,8 @@ class BarsItem(pg.BarGraphItem):
                 changes.update(brushes=[pg.mkBrush(r.fill) for r in rects],
                                pens=[pg.mkPen(r.edge, width=r.edge_width) for r in rects])
             self.rects = rects
-            self.setOpts(**changes)
+            if changes:  # equal colours may differ as QColor values (another spec): nothing to set
+                self.setOpts(**changes)
         if self.isVisible() != bool(rects):
             self.setVisible(bool(rects))
 

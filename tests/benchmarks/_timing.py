@@ -124,8 +124,6 @@ def grab(widget) -> QImage:
                              widget.height()).toImage()
 
 
-
-
 def measure(watch: PaintWatch, changes, widget, *, check_pixels: bool = True) -> dict:
     """Time each change of ``changes`` (callables, alternating values) to its finished repaint,
     checking after each that ``widget``'s pixels on screen changed."""
