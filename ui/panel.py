@@ -669,6 +669,7 @@ class PanelBase(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         outer.addLayout(self._header)
+        outer.addWidget(self.plan_banner)  # under the toolbar until the row has room for it
         outer.addWidget(self.splitter, 1)
         self._outer = outer
         self._place_plan_note()
@@ -1161,12 +1162,16 @@ class PanelBase(QWidget):
             return False
         return self._override_context or differs_from_plan(self.kind, self._scenario, self._view)
 
+    def plan_note_text(self) -> str:
+        """What the "differs from the plan" note says (a panel may say it its own way)."""
+        return self._override_note or (
+            "Local override: this panel keeps its own inputs, not the run plan's." if self._override_context
+            else "This panel's inputs differ from the run plan.")
+
     def _update_plan_banner(self) -> None:
         differs = self.differs_from_plan()
         if differs:
-            note = self._override_note or (
-                "Local override: this panel keeps its own inputs, not the run plan's." if self._override_context
-                else "This panel's inputs differ from the run plan.")
+            note = self.plan_note_text()
             # each of these asks the window for a new layout even when nothing changed: only if it did
             if self.plan_banner_label.text() != note:
                 self.plan_banner_label.setText(note)

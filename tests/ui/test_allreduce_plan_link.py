@@ -94,3 +94,16 @@ def test_a_fit_while_following_the_plan_goes_local_in_one_step(qtbot, window):
     fitted = panel.scenario().link_bw
     type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
     assert panel.scenario().link_bw == fitted
+
+
+def test_a_log_the_panel_refuses_leaves_local_override_as_it_was(qtbot, window, tmp_path):
+    panel = _panel(window)
+    text = (NCCL / "h100-2node-nic400-allreduce.txt").read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if not ln.startswith("#  Rank ")]  # the ranks from mpirun alone
+    huge = tmp_path / "huge-ranks.txt"
+    huge.write_text("\n".join(ln.replace("-np 16 ", "-np 2000000 ") for ln in lines), encoding="utf-8")
+    steps = window.undo_stack.count()
+    assert not panel.load_log_from(huge)
+    assert panel.follows_plan() and not panel.scenario().logs
+    assert window.undo_stack.count() == steps  # no "Local override" step left behind
+    assert panel.status_text() or panel.field("n_ranks").message_text()  # it says why

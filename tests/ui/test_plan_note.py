@@ -117,3 +117,37 @@ def test_the_note_grows_with_the_toolbar_in_presentation_mode(qtbot, new_window)
     finally:
         window.exit_presentation()
     assert scaling.plan_banner_label.font().pointSizeF() == normal
+
+
+def test_a_panel_narrow_from_the_start_shows_the_note_under_its_toolbar(qtbot, new_window):
+    """Built at its default width and never wide: the note must still be in a layout, under
+    the toolbar, not left at its own corner over the toolbar's buttons."""
+    window = new_window(size=(700, 700))
+    power = window.panel("power")
+    window.raise_panel("power")
+    power.action_override.setChecked(True)
+    qtbot.waitUntil(lambda: power.plan_banner.isVisible())
+    QApplication.processEvents()
+    assert not power.plan_note_in_toolbar_row()
+    assert _top(power.plan_banner, window) >= _top(power.toolbar, window) + power.toolbar.height()
+    assert power.plan_banner.width() > power.toolbar.width() // 2  # across the panel, not a corner
+
+
+def test_beside_the_toolbar_the_note_never_squeezes_it_whatever_the_notes_text(qtbot, new_window):
+    """Plan vs actual says its override its own, longer way: the place is chosen for that text."""
+    window = new_window(size=(1300, 800))
+    panel = window.panel("measured")
+    window.raise_panel("measured")
+    panel.action_override.setChecked(True)
+    qtbot.waitUntil(lambda: panel.plan_banner.isVisible())
+    assert "plan saved in this scenario" in panel.plan_banner_label.text()
+    for width in range(1250, 1951, 50):
+        panel.action_override.setChecked(False)
+        window.resize(width, 800)
+        QApplication.processEvents()
+        panel.action_override.setChecked(True)  # the note shown at this width, with its own text
+        QApplication.processEvents()
+        if panel.plan_note_in_toolbar_row():
+            assert panel.toolbar.width() >= panel.toolbar.sizeHint().width(), width
+            assert panel.plan_banner_label.shown_text() == panel.plan_banner_label.text(), width
+        assert panel.toolbar.widgetForAction(panel.action_override).isVisible(), width

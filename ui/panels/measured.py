@@ -467,11 +467,10 @@ class MeasuredPanel(PanelBase):
     def plan_followed(self) -> None:
         self.refresh()
 
-    def _update_plan_banner(self) -> None:
-        super()._update_plan_banner()
-        if self.override_context() and not self._override_note and self.plan_banner.isVisible():
-            self.plan_banner_label.setText("Local override: the logs are compared with the plan saved in this "
-                                           "scenario, not the run plan.")
+    def plan_note_text(self) -> str:
+        if self.override_context() and not self._override_note:
+            return "Local override: the logs are compared with the plan saved in this scenario, not the run plan."
+        return super().plan_note_text()
 
     def _on_catalog_changed(self) -> None:
         if self.follows_plan():
@@ -1118,7 +1117,11 @@ class _ReadingRelay(QObject):
         self._waiting.pop(token, None)
 
     def _read(self, token: object, name: str, text: str, expect: str | None) -> None:  # the reading thread
-        self.done.emit(token, read_measurement_text(name, text, expect))
+        try:
+            result = read_measurement_text(name, text, expect)
+        except Exception as exc:  # noqa: BLE001 - a reader's bug must not leave "Reading…" up for good
+            result = f"{name} could not be read ({type(exc).__name__}: {exc}). Nothing was changed."
+        self.done.emit(token, result)
 
     def _deliver(self, token: object, result) -> None:
         panel = self._waiting.pop(token, None)
