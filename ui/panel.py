@@ -1048,7 +1048,8 @@ class PanelBase(QWidget):
         self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.", edit)
 
     def go_local(self, note: str, then: Callable[[], Any]) -> None:
-        """Turn Local override on and run ``then`` (an edit), as one undo step."""
+        """Turn Local override on and run ``then`` (an edit), as one undo step, named after the
+        edit: "Undo Change latency per step to 20 µs (Local override)"."""
         from ui.commands import push_override
 
         self._stack.beginMacro("Local override")
@@ -1057,6 +1058,12 @@ class PanelBase(QWidget):
             then()
         finally:
             self._stack.endMacro()
+        step = self._stack.command(self._stack.index() - 1)
+        if step is not None and step.childCount() > 1:
+            edit = step.child(step.childCount() - 1).text()
+            if edit:
+                step.setText(f"{edit} (Local override)")
+                self._stack.undoTextChanged.emit(self._stack.undoText())  # the Edit menu's Undo says it
         self._override_note = note
         self._update_plan_banner()
 

@@ -72,6 +72,7 @@ def test_a_log_and_its_fitted_link_are_kept_when_the_plan_changes(qtbot, window)
     assert panel.load_log_from(NCCL / "h100-2node-nic400-allreduce.txt")
     assert panel.override_context() and panel.scenario().n_ranks == 16
     assert window.undo_stack.count() == steps + 1  # the log and the override: one step
+    assert window.undo_stack.undoText() == "Load nccl-tests log h100-2node-nic400-allreduce.txt (Local override)"
     assert "Ranks" in panel.plan_banner_label.text() or "ranks" in panel.plan_banner_label.text()
     qtbot.mouseClick(panel.fit_button, Qt.MouseButton.LeftButton)
     fitted = (panel.scenario().link_bw, panel.scenario().alpha)

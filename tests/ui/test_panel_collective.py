@@ -554,7 +554,8 @@ def test_in_the_window_the_plan_s_link_is_followed_until_one_is_typed(qtbot, win
     type_into(qtbot, panel.alpha_field, "20 us")  # the user's own link: Local override, one step
     assert panel.override_context() and panel.link_source() == "own"
     assert panel.scenario().alpha == pytest.approx(20e-6, rel=1e-12) and panel.scenario().interconnect == ""
-    assert stack.undoText() == "Local override"
+    assert stack.undoText() == "Change latency per step to 20 µs (Local override)"
+    assert window.action_undo.text() == "&Undo Change latency per step to 20 µs (Local override)"
     qtbot.waitUntil(lambda: panel.plan_banner.isVisible())
     assert "The run plan's ring: " in panel.link_note.text()
     typed = panel.scenario()
