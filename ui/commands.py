@@ -142,14 +142,18 @@ class OverrideCommand(QUndoCommand):
     """Turn a panel's Local override on or off (undo puts it back, and a panel back on the plan
     follows it again)."""
 
-    def __init__(self, panel: Any, on: bool, text: str | None = None, parent: QUndoCommand | None = None):
+    def __init__(self, panel: Any, on: bool, text: str | None = None, parent: QUndoCommand | None = None,
+                 note: str = ""):
         super().__init__(text or ("Local override" if on else "Follow the run plan"), parent)
         self.panel = panel
         self.on = bool(on)
+        self.note = note  # what the panel's plan note says of this override ("" for its usual words)
         self.before = panel.scenario()  # following the plan again replaces it: undo brings it back
 
     def redo(self) -> None:
         self.panel.set_override_context(self.on, follow=not self.on)
+        if self.on and self.note:
+            self.panel.set_override_note(self.note)  # a redo says again why the panel went local
 
     def undo(self) -> None:
         self.panel.set_override_context(not self.on, follow=self.on)
@@ -157,9 +161,10 @@ class OverrideCommand(QUndoCommand):
             self.panel.set_scenario(self.before)
 
 
-def push_override(stack: QUndoStack, panel: Any, on: bool, text: str | None = None) -> bool:
-    """Push a change of ``panel``'s Local override (nothing when it already is ``on``)."""
+def push_override(stack: QUndoStack, panel: Any, on: bool, text: str | None = None, note: str = "") -> bool:
+    """Push a change of ``panel``'s Local override (nothing when it already is ``on``); ``note``:
+    what its plan note then says."""
     if bool(panel.override_context()) == bool(on):
         return False
-    stack.push(OverrideCommand(panel, on, text))
+    stack.push(OverrideCommand(panel, on, text, note=note))
     return True

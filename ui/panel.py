@@ -1054,7 +1054,7 @@ class PanelBase(QWidget):
 
         self._stack.beginMacro("Local override")
         try:
-            push_override(self._stack, self, True)
+            push_override(self._stack, self, True, note=note)
             then()
         finally:
             self._stack.endMacro()
@@ -1064,6 +1064,10 @@ class PanelBase(QWidget):
             if edit:
                 step.setText(f"{edit} (Local override)")
                 self._stack.undoTextChanged.emit(self._stack.undoText())  # the Edit menu's Undo says it
+        self.set_override_note(note)
+
+    def set_override_note(self, note: str) -> None:
+        """What the plan note says of this panel's Local override ("" for its usual words)."""
         self._override_note = note
         self._update_plan_banner()
 

@@ -171,6 +171,13 @@ def test_typing_a_throughput_the_plan_computes_makes_the_panel_local(qtbot, wind
     type_in(qtbot, scaling.field("tokens_per_s").edit, "100k")
     assert scaling.override_context() and scaling.scenario().tokens_per_s == 100e3
     assert "comes from the run plan" in scaling.plan_banner_label.text()
+    note = scaling.plan_banner_label.text()
+    assert window.undo_stack.undoText().endswith("(Local override)")
+    window.undo_stack.undo()  # the throughput and the override, together
+    assert not scaling.override_context() and not scaling.plan_banner.isVisibleTo(scaling)
+    window.undo_stack.redo()  # and back, saying again why
+    assert scaling.override_context() and scaling.scenario().tokens_per_s == 100e3
+    assert scaling.plan_banner_label.text() == note
 
 
 # -- saving and opening ------------------------------------------------------------------------
