@@ -1042,16 +1042,20 @@ class PanelBase(QWidget):
 
     def edit_own(self, name: str, edit: Callable[[], Any]) -> None:
         """Run ``edit``, an edit of field ``name``, a number the plan computes, while this panel
-        follows the plan: typing one's own makes the panel local, in the same undo step, so the
-        next plan edit does not put the plan's back over it."""
+        follows the plan: typing one's own makes the panel
+        local, in the same undo step, so the next plan edit does not put the plan's back over
+        it."""
         label = self._label_for(name, None).split(" (", 1)[0]
         self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.", edit)
 
     def go_local(self, note: str, then: Callable[[], Any]) -> None:
         """Turn Local override on and run ``then`` (an edit), as one undo step, named after the
-        edit: "Undo Change latency per step to 20 µs (Local override)"."""
+        edit: "Undo Change latency per step to 20 µs (Local override)". An edit that the
+        scenario refused (its message says why) or that changed nothing leaves no step: the
+        panel follows the plan as before."""
         from ui.commands import push_override
 
+        before = self.scenario()
         self._stack.beginMacro("Local override")
         try:
             push_override(self._stack, self, True, note=note)
@@ -1059,6 +1063,13 @@ class PanelBase(QWidget):
         finally:
             self._stack.endMacro()
         step = self._stack.command(self._stack.index() - 1)
+        if step is not None and self.scenario() == before:
+            # the override alone: turned off again, and its step dropped (an obsolete command
+            # is deleted by undo() without being undone; the scenario is still the plan's)
+            self.set_override_context(False, follow=True)
+            step.setObsolete(True)
+            self._stack.undo()
+            return
         if step is not None and step.childCount() > 1:
             edit = step.child(step.childCount() - 1).text()
             if edit:

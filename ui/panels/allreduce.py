@@ -613,10 +613,6 @@ class AllReducePanel(PanelBase):
         s = self.scenario()
         own = [name for name in changes if name in self.PLAN_DERIVED_FIELDS and changes[name] != getattr(s, name)]
         own.sort(key=lambda name: name == "interconnect")  # the note names the number, not the preset cleared
-        try:
-            s.with_changes(**changes)
-        except ValueError:
-            own = []  # refused: the edit says why, and Local override stays as it was
         if not own or not self.follows_plan():
             return self.edit(**changes, **options)
         done: list[bool] = []
