@@ -455,6 +455,14 @@ class BarsItem(pg.BarGraphItem):
         super().__init__(x0=[], width=[], y0=[], height=[])
         self.rects: tuple[BarRect, ...] = ()
 
+    @classmethod
+    def added_to(cls, plot: pg.PlotItem) -> BarsItem:
+        """A new item in ``plot``, under its texts (theirs are drawn at z 30)."""
+        item = cls()
+        item.setZValue(10)
+        plot.addItem(item)
+        return item
+
     def show_rects(self, rects: Sequence[BarRect]) -> None:
         """Draw ``rects``, setting only what differs from the last drawing."""
         rects = tuple(rects)

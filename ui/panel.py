@@ -1040,26 +1040,27 @@ class PanelBase(QWidget):
     context_sink: Callable[[dict[str, Any]], bool] | None = None
     _override_note = ""
 
-    def edit_own(self, name: str, edit: Callable[[], Any]) -> None:
-        """Run ``edit``, an edit of field ``name``, a number the plan computes, while this panel
-        follows the plan: typing one's own makes the panel
-        local, in the same undo step, so the next plan edit does not put the plan's back over
-        it."""
+    def edit_own(self, name: str, edit: Callable[[], Any]) -> Any:
+        """Run ``edit``, an edit of field ``name``, a number the plan computes, and return what
+        it returns. While this panel follows the plan, one's own number makes the panel local,
+        in the same undo step, so the next plan edit does not put the plan's back over it."""
+        if not self.follows_plan():
+            return edit()
         label = self._label_for(name, None).split(" (", 1)[0]
-        self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.", edit)
+        return self.go_local(f"Local override: {label} comes from the run plan; this panel now keeps its own.", edit)
 
-    def go_local(self, note: str, then: Callable[[], Any]) -> None:
+    def go_local(self, note: str, then: Callable[[], Any]) -> Any:
         """Turn Local override on and run ``then`` (an edit), as one undo step, named after the
         edit: "Undo Change latency per step to 20 µs (Local override)". An edit that the
         scenario refused (its message says why) or that changed nothing leaves no step: the
-        panel follows the plan as before."""
+        panel follows the plan as before. Returns what ``then`` returned."""
         from ui.commands import push_override
 
         before = self.scenario()
         self._stack.beginMacro("Local override")
         try:
             push_override(self._stack, self, True, note=note)
-            then()
+            result = then()
         finally:
             self._stack.endMacro()
         step = self._stack.command(self._stack.index() - 1)
@@ -1069,13 +1070,14 @@ class PanelBase(QWidget):
             self.set_override_context(False, follow=True)
             step.setObsolete(True)
             self._stack.undo()
-            return
+            return result
         if step is not None and step.childCount() > 1:
             edit = step.child(step.childCount() - 1).text()
             if edit:
                 step.setText(f"{edit} (Local override)")
                 self._stack.undoTextChanged.emit(self._stack.undoText())  # the Edit menu's Undo says it
         self.set_override_note(note)
+        return result
 
     def set_override_note(self, note: str) -> None:
         """What the plan note says of this panel's Local override ("" for its usual words)."""

@@ -527,10 +527,7 @@ class AllReducePanel(PanelBase):
         else:
             super()._field_edited(name, value)
             return
-        if self.follows_plan():  # the plan's link: typing one's own goes local, as any plan number
-            self.edit_own(name, edit)
-        else:
-            edit()
+        self.edit_own(name, edit)  # the plan's link: typing one's own goes local, as any plan number
 
     def choose_interconnect(self, key: str) -> bool:
         """Use preset ``key`` ("" for custom): link bandwidth and latency in one undo step."""
@@ -613,11 +610,8 @@ class AllReducePanel(PanelBase):
         s = self.scenario()
         own = [name for name in changes if name in self.PLAN_DERIVED_FIELDS and changes[name] != getattr(s, name)]
         own.sort(key=lambda name: name == "interconnect")  # the note names the number, not the preset cleared
-        if not own or not self.follows_plan():
-            return self.edit(**changes, **options)
-        done: list[bool] = []
-        self.edit_own(own[0], lambda: done.append(self.edit(**changes, **options)))
-        return bool(done and done[0])
+        edit = lambda: self.edit(**changes, **options)  # noqa: E731
+        return bool(self.edit_own(own[0], edit) if own else edit())
 
     def remove_log(self, index: int | None = None) -> bool:
         """Remove log ``index`` (default: the selected one) as one undo step."""

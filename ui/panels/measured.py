@@ -557,7 +557,6 @@ class MeasuredPanel(PanelBase):
             return
         name, text, expect = self._to_read.pop(0)
         self._reader = (_reading_relay().start(self, name, text, expect), name)
-        self._show_reading()
 
     def _read_done(self, token: object, result) -> None:
         if self._reader is None or token is not self._reader[0]:
@@ -565,8 +564,8 @@ class MeasuredPanel(PanelBase):
         name = self._reader[1]
         self._reader = None
         self._take(name, result)
-        self._show_reading()
         self._read_next()
+        self._show_reading()
 
     def _show_reading(self) -> None:
         names = self.reading()
@@ -578,9 +577,7 @@ class MeasuredPanel(PanelBase):
     def drop_pending_work(self) -> None:
         """Forget the files being read: they were for the project being closed."""
         self._to_read.clear()
-        if self._reader is not None:
-            _reading_relay().forget(self._reader[0])
-            self._reader = None
+        self._reader = None  # its result, when it comes, has a token no longer ours (_read_done)
         self._show_reading()
 
     def load_files(self, paths: Sequence[str | Path]) -> int:
@@ -1096,7 +1093,8 @@ class _ReadingRelay(QObject):
     """Carries each finished reading back to the window's thread (a queued signal). One for
     the whole program, never deleted: a reading thread must not emit on an object the window
     may delete meanwhile (a panel closed, another project opened), which Qt would then use
-    after it was freed. A panel that is gone, or has forgotten its reading, gets nothing."""
+    after it was freed. A panel that is gone gets nothing; one that has dropped its reading
+    ignores it (its token is no longer the panel's)."""
 
     done = Signal(object, object)  # (token, what read_measurement_text gave)
 
@@ -1112,9 +1110,6 @@ class _ReadingRelay(QObject):
         threading.Thread(target=self._read, args=(token, name, text, expect), name=f"read {name}",
                          daemon=True).start()
         return token
-
-    def forget(self, token: object) -> None:
-        self._waiting.pop(token, None)
 
     def _read(self, token: object, name: str, text: str, expect: str | None) -> None:  # the reading thread
         try:

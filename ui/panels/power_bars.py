@@ -1,7 +1,7 @@
 """Horizontal bars for the Power panel's comparisons (the run on every grid, the footprint by
 source): a :class:`~ui.charts.Chart` whose rows are named on the left axis, each bar with its
-value at its end. ``ui.charts`` has no bar series, so the bars are pyqtgraph items kept here
-and restyled with the chart (theme, presentation, export)."""
+value at its end. The bars are drawn by one :class:`~ui.charts.BarsItem` (as the Run plan's),
+the values by a text item per row, all restyled with the chart (theme, presentation, export)."""
 
 from __future__ import annotations
 
@@ -45,9 +45,7 @@ class HBarChart(Chart):
         super().__init__(parent, **kwargs)
         plot = self.getPlotItem()
         #: every row's bar, drawn by one item (a change sets its arrays once)
-        self.bar_item = BarsItem()
-        self.bar_item.setZValue(10)
-        plot.addItem(self.bar_item)
+        self.bar_item = BarsItem.added_to(plot)
         plot.getViewBox().setMouseEnabled(x=False, y=False)
         self.axis("x").setStyle(maxTickLevel=0)  # whole ticks only behind the bars
         self.axis("x").enableAutoSIPrefix(False)

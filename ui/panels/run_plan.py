@@ -252,9 +252,7 @@ class BarChart(Chart):
         self.bars: list[BarRect] = []
         self.texts: list[pg.TextItem] = []
         #: every bar is drawn by this one item, made once: a redraw gives it new arrays
-        self.bar_item = BarsItem()
-        self.bar_item.setZValue(10)
-        plot.addItem(self.bar_item)
+        self.bar_item = BarsItem.added_to(plot)
         # every text item made, in drawing order: a redraw gives them new values (the ones it
         # does not need are hidden), so a change moves texts instead of making new ones
         self._text_items: list[pg.TextItem] = []
