@@ -16,7 +16,8 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QColor
 from window_helpers import type_in
 
-from ui.panels.run_plan import RunPlanPanel, _TextBlock
+from ui.flow_text import FlowText, words
+from ui.panels.run_plan import RunPlanPanel
 from workbench import plan as plan_model
 
 
@@ -106,14 +107,15 @@ def test_after_toolbar_edits_the_panel_shows_what_a_fresh_one_shows(qtbot, windo
 def test_a_text_block_asks_for_a_layout_only_when_its_size_changes(qtbot, window, monkeypatch):
     block = window.panel("run_plan").step_chart.key
     asked = []
-    monkeypatch.setattr(_TextBlock, "updateGeometry", lambda self: asked.append(self))
-    block.set_html("Compute 1.23 s (99.1%)", "#000000", 9.0)
-    assert asked  # another size than the key had: the chart makes room
+    monkeypatch.setattr(FlowText, "updateGeometry", lambda self: asked.append(self))
+    assert block.line_count() == 1
+    block.set_paragraphs([words("Compute 1.23 s (99.1%)"), words("and a second line")], "#000000", 9.0)
+    assert asked and block.line_count() == 2  # one line more: the chart makes room
     asked.clear()
-    block.set_html("Compute 4.56 s (99.7%)", "#000000", 9.0)  # the same size, other digits
-    assert asked == [] and "4.56" in block.plain_text()
-    block.set_html("Compute 4.56 s (99.7%)<br>and a second line", "#000000", 9.0)
-    assert asked  # one line more: the chart makes room again
+    block.set_paragraphs([words("Compute 4.56 s (99.7%)"), words("and a second line")], "#000000", 9.0)
+    assert asked == [] and "4.56" in block.plain_text()  # other digits, the same lines
+    block.set_paragraphs([words("Compute 4.56 s (99.7%)")], "#000000", 9.0)
+    assert asked and block.line_count() == 1  # a line less: the chart gives the room back
 
 
 def test_the_toolbar_keeps_its_precision_list_for_the_same_device(qtbot, window, monkeypatch):
@@ -183,7 +185,8 @@ def test_a_text_block_that_changes_size_is_laid_out_before_the_paint(qtbot, wind
     block = chart.caption
     qtbot.waitUntil(lambda: abs(block.geometry().height() - block.text_height()) < 1)
     one_line = block.geometry().height()
-    block.set_html("Fits in 80 GiB<br>a second line<br>and a third", "#000000", chart.font_pt())
+    block.set_paragraphs([words("Fits in 80 GiB"), words("a second line"), words("and a third")], "#000000",
+                         chart.font_pt())
     assert block.text_height() > one_line + 10
     assert block.geometry().height() == pytest.approx(block.text_height(), abs=1)
 
@@ -192,10 +195,10 @@ def test_a_text_block_shown_again_is_laid_out_before_the_paint_too(qtbot, window
     # from no text (hidden) to a line: shown first, then laid out at once like any new size
     chart = window.panel("run_plan").step_chart
     block = chart.key
-    block.set_html("", "#000000", chart.font_pt())
+    block.set_paragraphs([], "#000000", chart.font_pt())
     assert not block.isVisible()
     qtbot.waitUntil(lambda: block.geometry().height() < 1)
-    block.set_html("Compute 1.23 s<br>Bubble 0.2 s", "#000000", chart.font_pt())
+    block.set_paragraphs([words("Compute 1.23 s"), words("Bubble 0.2 s")], "#000000", chart.font_pt())
     assert block.isVisible() and block.text_height() > 10
     assert block.geometry().height() == pytest.approx(block.text_height(), abs=1)
 

@@ -33,7 +33,6 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
-    QGraphicsLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -46,6 +45,7 @@ import presets
 from ui import theme as th
 from ui.charts import BarRect, BarsItem, Chart
 from ui.commands import push_scenario_edit
+from ui.flow_text import FlowText, key_entry, words
 from ui.panel import PanelBase, ResultRow
 from ui.widgets.cap_field import CapField
 from workbench import plan as plan_model
@@ -127,102 +127,12 @@ def _ticks(top: float, scale: float, fmt) -> list[list[tuple[float, str]]]:
     return [[(k * step * scale, fmt(k * step)) for k in range(n + 1)], []]
 
 
+#: spaces between a key's entries
+KEY_GAP = 3
+
+
 def _rgb(color: QColor) -> str:
     return QColor(color).name()
-
-
-def _key_entry(color: QColor, text: str, bold: bool = False) -> str:
-    """One entry of a chart's key: a swatch and its text, never broken across lines."""
-    weight = "font-weight:600;" if bold else ""
-    # no break inside an entry: non-breaking spaces, and hyphens (Qt breaks after "-")
-    body = html.escape(text).replace(" ", "&nbsp;").replace("-", "\u2011")
-    return (f"<span style='white-space:nowrap;{weight}'><span style='color:{_rgb(color)};'>&#9632;</span>&nbsp;"
-            f"{body}</span>")
-
-
-def _span(text: str, color: str, *, bold: bool = False) -> str:
-    weight = "font-weight:600;" if bold else ""
-    return f"<span style='color:{color};{weight}'>{html.escape(text)}</span>"
-
-
-class _TextBlock(pg.LabelItem):
-    """A block of rich text in a chart's layout (under the plot): wraps at the width it is
-    given, in theme colours. Its pieces are escaped by the caller."""
-
-    _html = ""
-
-    def __init__(self):
-        super().__init__("", justify="left")
-
-    def set_html(self, body: str, ink: str, size_pt: float) -> None:
-        text = f"<div style='color:{ink}; font-size:{size_pt:.1f}pt;'>{body}</div>" if body else ""
-        if text == self._html:
-            return
-        size = self._laid_out_size()
-        self._html = text
-        self.text = text
-        self.item.setHtml(text)
-        if self.item.defaultTextColor() != QColor(ink):
-            self.item.setDefaultTextColor(QColor(ink))
-        self.setVisible(bool(body))
-        if self._laid_out_size() != size:
-            self._refit()
-            layout = self.parentLayoutItem()
-            if isinstance(layout, QGraphicsLayout) and self._chart_shown():
-                # the chart laid out now, not at the layout request Qt posts, which comes
-                # after this change's paint and painted the chart a second time
-                layout.activate()
-        else:
-            # the same lines with other numbers: the chart's layout stays as it is (asking it
-            # again relaid out the whole plot on every change)
-            self.resizeEvent(None)
-
-    def _chart_shown(self) -> bool:
-        scene = self.scene()
-        return scene is not None and any(view.isVisible() for view in scene.views())
-
-    def _laid_out_size(self) -> tuple[float, float]:
-        if not self._html:
-            return (0.0, 0.0)
-        size = self.item.document().size()
-        return (size.width(), size.height())
-
-    def set_wrap_width(self, width: float) -> None:
-        width = max(80.0, float(width))
-        if abs(self.item.textWidth() - width) < 1:
-            return
-        self.item.setTextWidth(width)
-        self._refit()
-
-    def _refit(self) -> None:
-        self.updateMin()
-        self.resizeEvent(None)
-        self.updateGeometry()
-
-    def updateMin(self) -> None:  # noqa: N802 - pyqtgraph naming
-        """Its height is the laid-out text's (pyqtgraph's reads the item's bounding rect, which
-        can lag a new text); its width is whatever the chart gives it (it wraps)."""
-        height = self.item.document().size().height() if self._html else 0.0
-        width = self.item.document().size().width() if self._html else 0.0
-        hint = {
-            Qt.SizeHint.MinimumSize: (0, height),
-            Qt.SizeHint.PreferredSize: (width, height),
-            Qt.SizeHint.MaximumSize: (-1, height),
-            Qt.SizeHint.MinimumDescent: (0, 0),
-        }
-        if hint == self._sizeHint:
-            return  # the same size (pyqtgraph calls this on every resize): no new layout round
-        self.setMinimumWidth(0)
-        self.setMinimumHeight(height)
-        self.setMaximumHeight(height)
-        self._sizeHint = hint
-        self.updateGeometry()
-
-    def text_height(self) -> float:
-        return self.item.document().size().height() if self._html else 0.0
-
-    def plain_text(self) -> str:
-        return self.item.toPlainText()
 
 
 class BarChart(Chart):
@@ -244,8 +154,8 @@ class BarChart(Chart):
         # whole ticks only: the minor ones drew a dense grid behind the bars
         self.axis("x").setStyle(maxTickLevel=0)
         plot.getViewBox().setMouseEnabled(x=False, y=False)
-        self.caption = _TextBlock()
-        self.key = _TextBlock()
+        self.caption = FlowText()
+        self.key = FlowText()
         plot.layout.addItem(self.caption, 4, 0, 1, 3)
         plot.layout.addItem(self.key, 5, 0, 1, 3)
         #: the bars and texts of the drawing on show (the texts: the first of every item made)
@@ -915,8 +825,9 @@ class RunPlanPanel(PanelBase):
         chart.set_title({STEP_CHART: "One training step", MEMORY_CHART: "Memory per GPU",
                          WHAT_IF_CHART: "What-if ladder"}[name])
         theme = chart.theme()
-        chart.caption.set_html(_span("No prediction: " + self._problem, theme.error), theme.ink, chart.font_pt())
-        chart.key.set_html("", theme.ink, chart.font_pt())
+        chart.caption.set_paragraphs([words("No prediction: " + self._problem, theme.error)], theme.ink,
+                                     chart.font_pt())
+        chart.key.set_paragraphs([], theme.ink, chart.font_pt())
         chart.axis("x").setTicks(None)
         chart.set_band(1.0)
         chart.rewrap()
@@ -935,8 +846,8 @@ class RunPlanPanel(PanelBase):
             is_drag = seg.term == drag
             chart.add_bar(start, seg.seconds, -0.32, 0.64, colors[seg.term],
                           pen=QColor(theme.ink) if is_drag else None, pen_width=2.0 if is_drag else 1.0)
-            entries.append(_key_entry(colors[seg.term], f"{seg.label} {_seconds(seg.seconds)} ({_percent(seg.share)})",
-                                      is_drag))
+            entries.append(key_entry(_rgb(colors[seg.term]), f"{seg.label} {_seconds(seg.seconds)} ({_percent(seg.share)})",
+                                     bold=is_drag))
             if is_drag:
                 mid = start + seg.seconds / 2.0
             start += seg.seconds
@@ -945,9 +856,8 @@ class RunPlanPanel(PanelBase):
             chart.add_text("▼", mid, 0.32, (0.5, 1.0), bold=True)
         chart.axis("x").setTicks(None)
         chart.set_band(p.step_time_s * 1.005)
-        caption = _span(self.largest_drag_text(), theme.ink, bold=True)
-        chart.caption.set_html(caption, theme.ink, chart.font_pt())
-        chart.key.set_html("&nbsp;&nbsp; ".join(entries), theme.ink, chart.font_pt())
+        chart.caption.set_paragraphs([words(self.largest_drag_text(), bold=True)], theme.ink, chart.font_pt())
+        chart.key.set_paragraphs([entries], theme.ink, chart.font_pt(), gap=KEY_GAP)
         chart.rewrap()
 
     def _draw_memory(self, a: RunPlanAnalysis) -> None:
@@ -959,7 +869,7 @@ class RunPlanPanel(PanelBase):
             color = theme.series_color(i)
             if part.bytes > 0:
                 chart.add_bar(start, part.bytes, -0.32, 0.64, color)
-            entries.append(_key_entry(color, f"{part.label} {_gib(part.bytes)}"))
+            entries.append(key_entry(_rgb(color), f"{part.label} {_gib(part.bytes)}"))
             start += part.bytes
         capacity = a.memory_capacity
         top = max(a.memory_total, capacity or 0.0) * 1.1 or 1.0
@@ -977,11 +887,11 @@ class RunPlanPanel(PanelBase):
         chart.axis("x").setTicks(ticks)
         chart.set_band(top, top=0.9)  # room above the bar for the capacity label
         fits_color = theme.error if not a.memory_fits else theme.ink
-        lines = [_span(self.memory_summary(), fits_color, bold=True)]
-        lines += [html.escape(line) for line in self.memory_fix_lines()]
+        lines = [words(self.memory_summary(), _rgb(fits_color), bold=True)]
+        lines += [words(line) for line in self.memory_fix_lines()]
         chart.set_title("Memory per GPU")
-        chart.caption.set_html("<br>".join(lines), theme.ink, chart.font_pt())
-        chart.key.set_html("&nbsp;&nbsp; ".join(entries), theme.ink, chart.font_pt())
+        chart.caption.set_paragraphs(lines, theme.ink, chart.font_pt())
+        chart.key.set_paragraphs([entries], theme.ink, chart.font_pt(), gap=KEY_GAP)
         chart.rewrap()
 
     def _what_if_room(self) -> tuple[int, float]:
@@ -1041,8 +951,8 @@ class RunPlanPanel(PanelBase):
             note = f"MFU now {_percent(p.mfu)}; {more} smaller fix{'es' if more > 1 else ''} in the CSV export."
         else:
             note = f"MFU now {_percent(p.mfu)}; largest gain first."
-        chart.caption.set_html(html.escape(note), theme.muted, chart.font_pt())
-        chart.key.set_html("", theme.ink, chart.font_pt())
+        chart.caption.set_paragraphs([words(note)], theme.muted, chart.font_pt())
+        chart.key.set_paragraphs([], theme.ink, chart.font_pt())
         chart.rewrap()
 
     # -- refresh and results -----------------------------------------------------------------
