@@ -20,7 +20,17 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QObject,
+    QPointF,
+    QRect,
+    QRectF,
+    QSizeF,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -31,6 +41,7 @@ from PySide6.QtGui import (
     QPen,
     QPicture,
     QPixmapCache,
+    QStaticText,
     QTransform,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
@@ -619,19 +630,84 @@ def discard_legend(legend) -> None:
         legend.scene().removeItem(legend)
 
 
-class _TitleLabel(pg.LabelItem):
-    """A plot's title whose text is no floor for the plot's width.
+class _TitleLabel(pg.GraphicsWidget):
+    """A plot's title: one line of bold text, centred in its row, painted as a static text.
 
-    pyqtgraph's LabelItem makes its text's width its minimum width (again on every resize),
-    so a plot could not be made narrower than its title: once a long title had been shown, a
-    narrowed chart kept the old width and its right side was cut off. The chart cuts the title
-    to its own width ("…"), so the title needs no minimum of its own."""
+    pyqtgraph's LabelItem typesets its text as rich text: each new title (a step time, a
+    sparsity) parsed markup and laid a text document out again, and every paint drew it
+    through that document. The title is plain text here, measured and drawn once per text:
+    whatever it holds is shown as it is, never read as markup. Its text is no floor for the
+    plot's width (the chart cuts the title to its width with "…" instead), and a new text
+    asks the plot's layout for nothing unless its height changes."""
 
-    def updateMin(self):  # noqa: N802 - pyqtgraph naming
-        super().updateMin()
-        height = self._sizeHint[Qt.SizeHint.MinimumSize][1]
-        self._sizeHint[Qt.SizeHint.MinimumSize] = (0.0, height)
-        self.setMinimumWidth(0)
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        #: the text on show, as plain text
+        self.text = ""
+        #: the look pyqtgraph's ``setTitle`` passes on (colour, size as "11.5pt", bold)
+        self.opts: dict[str, Any] = {"color": None, "size": "11pt", "bold": True}
+        self._static: QStaticText | None = None
+        self._font = QFont()
+        self._ink = QColor("#000000")
+        self.setSizePolicy(pg.QtWidgets.QSizePolicy.Policy.Preferred, pg.QtWidgets.QSizePolicy.Policy.Fixed)
+
+    def setText(self, text: str, **args) -> None:  # noqa: N802 - pyqtgraph naming (PlotItem.setTitle)
+        """``text`` in the look given (``color``, ``size``, ``bold``), as pyqtgraph's
+        LabelItem.setText takes it, but plain: what the text holds is shown as it is."""
+        opts = {**self.opts, **args}
+        look_changed = opts != self.opts
+        if not look_changed and text == self.text and self._static is not None:
+            return
+        self.opts = opts
+        if look_changed or self._static is None:
+            font = QFont()
+            size = str(opts.get("size") or "11pt")
+            font.setPointSizeF(float(size[:-2]) if size.endswith("pt") else 11.0)
+            font.setBold(bool(opts.get("bold")))
+            self._font = font
+            self._ink = QColor(pg.mkColor(opts["color"] if opts.get("color") is not None
+                                          else pg.getConfigOption("foreground")))
+        height = self._height()
+        self.text = text
+        static = QStaticText(text)
+        static.setTextFormat(Qt.TextFormat.PlainText)
+        static.prepare(QTransform(), self._font)
+        self._static = static
+        self.update()
+        if self._height() != height or look_changed or self.text_width() > self.size().width():
+            self.updateGeometry()  # a row of another height, or a text its row cannot hold
+
+    def plain_text(self) -> str:
+        return self.text
+
+    def text_width(self) -> float:
+        return self._static.size().width() if self._static is not None else 0.0
+
+    def _height(self) -> float:
+        # as tall as a text document of this font (its 4 px margins included), as pyqtgraph's was
+        return QFontMetricsF(self._font).height() + 8.0 if self._static is not None else 0.0
+
+    def sizeHint(self, which, constraint=None):  # noqa: N802 - Qt naming
+        if which == Qt.SizeHint.MaximumSize:
+            return QSizeF(-1, -1)
+        height = self._height()
+        if which == Qt.SizeHint.MinimumSize:
+            return QSizeF(0.0, height)
+        return QSizeF(self.text_width() + 8.0, height)
+
+    def paint(self, p, *_args) -> None:
+        if self._static is None or not self.text:
+            return
+        size = self._static.size()
+        rect = self.rect()
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        p.setFont(self._font)
+        p.setPen(self._ink)
+        p.drawStaticText(QPointF(rect.center().x() - size.width() / 2.0, rect.center().y() - size.height() / 2.0),
+                         self._static)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
+        return QRectF(0.0, 0.0, self.size().width(), self.size().height())
 
 
 def _use_title_label(plot: pg.PlotItem) -> None:
@@ -640,7 +716,7 @@ def _use_title_label(plot: pg.PlotItem) -> None:
     plot.layout.removeItem(old)
     if old.scene() is not None:
         old.scene().removeItem(old)
-    plot.titleLabel = _TitleLabel("", size="11pt", parent=plot)
+    plot.titleLabel = _TitleLabel(parent=plot)
     plot.layout.addItem(plot.titleLabel, 0, 1)
     plot.setTitle(None)  # hidden until the chart has a title, as pyqtgraph starts it
 
@@ -1668,15 +1744,12 @@ class Chart(pg.PlotWidget):
         if self._title:
             size = th.BASE_LABEL_FONT_PT * 1.15 * s
             shown = self._elided_title(size)
-            before = getattr(self, "_shown_title", None)
             self._shown_title = (shown, size)
             label = plot.titleLabel
-            look = (self._theme.ink, size)
-            if before is not None and getattr(self, "_title_look", None) == look and label.isVisible():
-                self._retitle(label, shown)
+            if label.isVisible():  # only the text or look is new: no layout round of the plot
+                label.setText(shown, color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
             else:
-                plot.setTitle(html.escape(shown), color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
-                self._title_look = look
+                plot.setTitle(shown, color=self._theme.ink, size=f"{size:.1f}pt", bold=True)
             # the whole title on hover over the title (not the plot) when it had to be cut
             tip = self._title if shown != self._title else ""
             if label.toolTip() != tip:
@@ -1684,25 +1757,6 @@ class Chart(pg.PlotWidget):
         else:
             self._shown_title = None
             plot.setTitle(None)
-
-    def _retitle(self, label: pg.LabelItem, shown: str) -> None:
-        """A new text in the title's style: pyqtgraph's setText asks the plot's layout again
-        every time, which relays the whole plot out; a text of the same height in a row wide
-        enough keeps the layout as it is, so only the text is set (and centred again)."""
-        old = label.itemRect()
-        label.text = html.escape(shown)
-        # in the style setTitle last gave it (its colour, size and bold are the label's options:
-        # the caller comes here only while they are the title's look), so the two ways look the same
-        label.item.setHtml(_label_html(label, label.text))
-        new = label.itemRect()
-        if new.height() != old.height() or new.width() > label.rect().width():
-            label.resizeEvent(None)  # centres it and asks the layout for the new size
-            return
-        # centred in its row, as LabelItem.resizeEvent does, without its layout request
-        label.item.setPos(0, 0)
-        bounds = label.itemRect()
-        bounds.moveCenter(label.rect().center())
-        label.item.setPos(bounds.topLeft() - label.itemRect().topLeft())
 
     def _elided_title(self, size_pt: float) -> str:
         """The title cut with "…" to the chart's width: its label sets no minimum width

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QAbstractButton, QComboBox, QLabel, QMessageBox, Q
 from presets import hardware_by_key
 from storage import Project
 from ui import dialogs
+from ui.charts import Chart, _TitleLabel
 from ui.main_window import MainWindow
 
 # A tag Qt would act on if it were rendered: the test's own file, so nothing is ever opened.
@@ -53,7 +54,9 @@ def _offenders(root: QWidget) -> list[str]:
         for _sample, label in (legend.items if legend is not None else []):
             if TAG in label.text:
                 found.append(f"legend label in {plot.objectName()}: {label.text[:80]}")
-        if TAG in plot.getPlotItem().titleLabel.text:
+        title = plot.getPlotItem().titleLabel
+        # the charts' titles are painted as plain text (shown as they are); any other is HTML
+        if TAG in title.text and not isinstance(title, _TitleLabel):
             found.append(f"title of {plot.objectName()}")
     for action in root.findChildren(QAction):
         if TAG in action.toolTip():
@@ -134,3 +137,18 @@ def test_the_preset_manager_shows_a_hostile_preset_as_text(qtbot, hostile_window
     dialog.select(key)
     assert "Evil GPU" in dialog.title.text()
     assert _offenders(dialog) == []
+
+
+def test_a_chart_title_holding_markup_is_painted_as_the_text_it_is(qtbot):
+    chart = Chart(title=HOSTILE)
+    qtbot.addWidget(chart)
+    chart.resize(700, 400)
+    chart.show()
+    qtbot.waitExposed(chart)
+    title = chart.getPlotItem().titleLabel
+    assert title.plain_text() == HOSTILE
+    assert title._static.textFormat() == Qt.TextFormat.PlainText
+    # as wide as the characters of the tag and the name, not as the name alone
+    plain = Chart(title="Evil GPU")
+    qtbot.addWidget(plain)
+    assert title.text_width() > 2 * plain.getPlotItem().titleLabel.text_width()
