@@ -710,6 +710,33 @@ class _TitleLabel(pg.GraphicsWidget):
         return QRectF(0.0, 0.0, self.size().width(), self.size().height())
 
 
+class _LineLabel(pg.InfLineLabel):
+    """A reference line's label: its own words, shown as they are.
+
+    pyqtgraph's label formats its text with the line's value (``format.format(value=...)``)
+    and sets it again whenever the line moves: a "{" in a name (a preset's, a file's) raised
+    inside Qt's call, and every move of the line laid the same words out again. Here the text
+    is the words themselves, set only when they change; the label's place still follows."""
+
+    def set_words(self, words: str) -> None:
+        """New words, set now: a pooled line takes them while it is still hidden (pyqtgraph's
+        label sets its text only while shown, so a line reused at the same value kept its
+        last words)."""
+        self.format = words
+        self._set_shown()
+
+    def _set_shown(self) -> None:
+        if self.format != getattr(self, "_shown", None):
+            self._shown = self.format
+            self.setText(self.format)
+
+    def valueChanged(self) -> None:  # noqa: N802 - pyqtgraph naming
+        if not self.isVisible():
+            return
+        self._set_shown()
+        self.updatePosition()
+
+
 def _use_title_label(plot: pg.PlotItem) -> None:
     """Put a :class:`_TitleLabel` where pyqtgraph put its own title label."""
     old = plot.titleLabel
@@ -1354,9 +1381,7 @@ class Chart(pg.PlotWidget):
         text.anchors = [(0, 0), (0, 0)]
         text.fill = pg.mkBrush(None)
         text.border = pg.mkPen(None)
-        if text.format != label:
-            text.format = label  # InfLineLabel's text, formatted with the value in valueChanged
-            text.valueChanged()
+        text.set_words(label)
 
     def _style_lines(self) -> None:
         for entry in self._lines:
@@ -1371,7 +1396,7 @@ class Chart(pg.PlotWidget):
             line.setPen(pen)
         if label:
             if getattr(line, "label", None) is None:
-                line.label = pg.InfLineLabel(line, label, position=0.92, anchors=[(0, 0), (0, 0)])
+                line.label = _LineLabel(line, label, position=0.92, anchors=[(0, 0), (0, 0)])
             ink = QColor(self._theme.ink)
             if line.label.color != ink:
                 line.label.setColor(ink)

@@ -152,3 +152,27 @@ def test_a_chart_title_holding_markup_is_painted_as_the_text_it_is(qtbot):
     plain = Chart(title="Evil GPU")
     qtbot.addWidget(plain)
     assert title.text_width() > 2 * plain.getPlotItem().titleLabel.text_width()
+
+
+def test_a_reference_line_named_with_braces_shows_its_name(qtbot):
+    # pyqtgraph formats a line label with the line's value: "{x}" in a name raised inside Qt
+    chart = Chart()
+    qtbot.addWidget(chart)
+    line = chart.add_reference_line(2.0, label="Link {fast} 400 Gb/s")
+    assert line.label.toPlainText() == "Link {fast} 400 Gb/s"
+    line.setPos(3.0)
+    assert line.label.toPlainText() == "Link {fast} 400 Gb/s"
+
+
+def test_a_reference_line_moved_keeps_its_text_laid_out(qtbot, monkeypatch):
+    chart = Chart()
+    qtbot.addWidget(chart)
+    line = chart.add_reference_line(2.0, label="Ridge")
+    set_texts = []
+    monkeypatch.setattr(type(line.label), "setText", lambda self, *a, **k: set_texts.append(a))
+    chart.clear_reference_lines()
+    again = chart.add_reference_line(5.0, label="Ridge")  # the same words at another value
+    assert again is line and set_texts == []
+    chart.clear_reference_lines()
+    chart.add_reference_line(5.0, label="Knee")
+    assert set_texts == [("Knee",)]
