@@ -128,3 +128,33 @@ def test_segments_given_as_an_array_place_the_labels_as_a_list_does():
     as_array = place_labels(points, sizes, AREA, segments=np.column_stack([xs[:-1], ys[:-1], xs[1:], ys[1:]]))
     assert as_list == as_array
     assert as_list[0] != candidate_boxes(points[0], sizes[0], 6.0)[0]  # the curve moved it: a real test
+
+
+def test_places_are_tested_against_the_curves_a_few_at_a_time(monkeypatch):
+    # a label whose first place is free tests only the first few places against the curve;
+    # one whose near places are all crossed goes on to the next ones and lands where the
+    # test of every place at once would put it
+    from ui import label_placement
+
+    asked = []
+    real = label_placement.segments_hit_boxes
+    monkeypatch.setattr(label_placement, "segments_hit_boxes",
+                        lambda segs, boxes: (asked.append(len(boxes)), real(segs, boxes))[1])
+    area = (0.0, 0.0, 400.0, 400.0)
+    far_line = np.array([[0.0, 390.0, 400.0, 390.0]])
+    (box,) = place_labels([(200.0, 200.0)], [(40.0, 12.0)], area, segments=far_line)
+    assert box == candidate_boxes((200.0, 200.0), (40.0, 12.0), 6.0)[0]
+    assert asked == [label_placement._PLACES_AT_ONCE]
+    asked.clear()
+    # a line through the point and both sides of it: the near places right, left, above and
+    # below it are crossed
+    cross = np.array([[100.0, 200.0, 300.0, 200.0], [200.0, 100.0, 200.0, 300.0],
+                      [150.0, 150.0, 250.0, 250.0], [150.0, 250.0, 250.0, 150.0]])
+    (box,) = place_labels([(200.0, 200.0)], [(40.0, 12.0)], area, segments=cross)
+    assert len(asked) > 1
+    hits = real(label_placement.segments_array(cross),
+                np.asarray(candidate_boxes((200.0, 200.0), (40.0, 12.0), 6.0), dtype=float)).any(axis=1)
+    expected = [b for b, hit in zip(candidate_boxes((200.0, 200.0), (40.0, 12.0), 6.0), hits, strict=True)
+                if not hit and label_placement.inside(b, area)
+                and not label_placement.boxes_overlap(b, (195.0, 195.0, 10.0, 10.0))]
+    assert box == expected[0]
