@@ -6,7 +6,9 @@
 - what the panel then shows (bars, results, form fields) is what a fresh panel shows for the
   same plan, and the numbers are ``workbench.plan``'s;
 - a chart's text block asks the chart for a new layout only when its size changed, and the
-  toolbar refills its precision list only for another device.
+  toolbar refills its precision list only for another device;
+- the charts' titles, captions and keys are plain text set as such: an edit typesets no rich
+  text in them.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsTextItem
 from window_helpers import type_in
 
 from ui.flow_text import FlowText, words
-from ui.panels.run_plan import RunPlanPanel
+from ui.panels.run_plan import RunPlanPanel, _percent, _seconds
 from workbench import plan as plan_model
 
 
@@ -233,3 +236,19 @@ def test_the_what_if_ladder_is_never_drawn_inside_its_own_drawing(qtbot, monkeyp
     # and it shows as many rows as its room holds now
     fit, _width = panel._what_if_room()
     assert len(panel.what_if_chart.texts) == min(fit, len(panel.what_if_rows()))
+
+
+def test_a_toolbar_edit_typesets_no_rich_text_in_the_charts(qtbot, window, monkeypatch):
+    # titles, captions and keys change on every edit: as rich text each was parsed and laid out
+    # as a text document again; they are plain runs now, shown with the new numbers
+    panel = window.panel("run_plan")
+    typeset = []
+    real = QGraphicsTextItem.setHtml
+    monkeypatch.setattr(QGraphicsTextItem, "setHtml", lambda item, text: (typeset.append(text), real(item, text)))
+    type_in(qtbot, window.context_toolbar.gpu_field.edit, "64")
+    p = panel.prediction()
+    assert typeset == []
+    step = panel.step_chart
+    assert step.getPlotItem().titleLabel.plain_text() == f"One training step: {_seconds(p.step_time_s)}"
+    assert f"({_percent(p.breakdown['compute'] / p.step_time_s)})" in step.key.plain_text()
+    assert panel.memory_chart.caption.plain_text().startswith(panel.memory_summary())
