@@ -710,6 +710,25 @@ class _TitleLabel(pg.GraphicsWidget):
         return QRectF(0.0, 0.0, self.size().width(), self.size().height())
 
 
+class _Legend(pg.LegendItem):
+    """pyqtgraph's legend with its box filled without antialiasing.
+
+    The box is a rectangle on whole pixels: antialiased, Qt's raster engine filled its
+    translucent background through the path rasteriser, several times slower than a plain
+    rectangle fill (a Scaling chart's legend box: ~6% of an edit's time). Aliased, its edges
+    fall on the same pixels and the border is a crisp line."""
+
+    def paint(self, p, *args) -> None:
+        if not self.frame:
+            return
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setPen(self.opts["pen"])
+        p.setBrush(self.opts["brush"])
+        p.drawRect(self.boundingRect())
+        p.restore()
+
+
 class _LineLabel(pg.InfLineLabel):
     """A reference line's label: its own words, shown as they are.
 
@@ -1205,7 +1224,7 @@ class Chart(pg.PlotWidget):
         s = th.scale_factor(self._presentation)
         bg = QColor(self._theme.background)
         bg.setAlpha(225)
-        legend = pg.LegendItem(
+        legend = _Legend(
             offset=(12, 12),
             labelTextColor=self._theme.ink,
             labelTextSize=f"{th.BASE_TICK_FONT_PT * s:.0f}pt",
