@@ -9,6 +9,7 @@ whatever currency the user works in.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -252,15 +253,29 @@ def _field(scenario, name: str):
     return getattr(scenario, name)
 
 
+_ABSENT = object()
+
+
+def _read(scenario, name: str):
+    """:func:`_field` without the cost of its guard when the value plainly passes it (text, None,
+    a whole number, a finite float: what a ``PowerScenario`` holds); anything else goes through
+    :func:`_field`, which refuses it exactly as before."""
+    value = getattr(scenario, name, _ABSENT)
+    kind = type(value)
+    if (kind is float and math.isfinite(value)) or kind is int or kind is str or value is None:
+        return value
+    return _field(scenario, name)
+
+
 def plan_peak_flops(scenario, hardware) -> float | None:
     """The dense peak (FLOP/s) of ``hardware`` at the scenario's precision, which its MFU
     refers to; None when the scenario plans from a measured throughput. Raises
     ``InputError`` ("precision") when the device has no rate at that precision."""
-    if _field(scenario, "throughput_mfu") is None:
+    if _read(scenario, "throughput_mfu") is None:
         return None
     if not callable(getattr(hardware, "peak_flops", None)):
         raise v.InputError("hardware", f"must be a Hardware (with peak_flops(precision)), got {v._describe(hardware)}")
-    return hardware.peak_flops(_field(scenario, "precision"))
+    return hardware.peak_flops(_read(scenario, "precision"))
 
 
 @v.public
@@ -270,14 +285,14 @@ def scenario_tokens_per_s(scenario, peak_flops: float | None = None) -> float:
     :func:`workbench.mfu.tokens_per_s_at_mfu`) or, with no MFU, its measured
     ``tokens_per_s_per_gpu``. ``peak_flops`` is the device's dense peak at the scenario's
     precision, needed only for the MFU."""
-    fraction = _field(scenario, "throughput_mfu")
+    fraction = _read(scenario, "throughput_mfu")
     if fraction is None:
-        return v.positive("tokens_per_s_per_gpu", _field(scenario, "tokens_per_s_per_gpu"))
+        return v.positive("tokens_per_s_per_gpu", _read(scenario, "tokens_per_s_per_gpu"))
     if peak_flops is None:
         raise v.InputError("peak_flops", "is needed to turn the scenario's MFU into a throughput")
     # a device's peak is at least 1 FLOP/s: below that the throughput rounds to 0 tokens/s
     peak_flops = v.bounded("peak_flops", peak_flops, 1.0, v.MAX_FLOPS, "FLOP/s")
-    return mfu.tokens_per_s_at_mfu(fraction, peak_flops, _field(scenario, "n_params"))
+    return mfu.tokens_per_s_at_mfu(fraction, peak_flops, _read(scenario, "n_params"))
 
 
 @v.public
@@ -291,7 +306,7 @@ def plan_for_scenario(scenario, hardware_tdp_w: float, peak_flops: float | None 
     if unknown:
         name = sorted(unknown)[0]
         raise v.InputError(name, f"is not a plan input; one of {', '.join(_SCENARIO_FIELDS)}")
-    args = {name: overrides[name] if name in overrides else _field(scenario, name) for name in _SCENARIO_FIELDS}
+    args = {name: overrides[name] if name in overrides else _read(scenario, name) for name in _SCENARIO_FIELDS}
     if "tokens_per_s_per_gpu" not in overrides:
         args["tokens_per_s_per_gpu"] = scenario_tokens_per_s(scenario, peak_flops)
     return plan_run(hardware_tdp_w, **args)

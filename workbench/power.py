@@ -19,6 +19,8 @@ one GPU so that tokens per joule is per GPU as well.
 
 from __future__ import annotations
 
+import math
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,8 +64,117 @@ def _lowest_cap(model: _Model) -> float:
     return float(model.power(model.f_min))
 
 
+# -- solving P(f) = cap -------------------------------------------------------------------------------
+# _Model.power, in floating point, is non-decreasing in f: each of its operations (a sum or product
+# of non-negative numbers, one of them rising with f) rounds monotonically. So the clocks f in
+# [f_min, 1] with P(f) <= cap are a run of doubles from f_min up to a largest one, and a 64-step
+# bisection of [f_min, 1] ends on exactly that double once its interval has closed to neighbouring
+# doubles, which it always has when the answer is >= _EXACT_FROM (doubles there are >= 2^-56
+# apart; 64 halvings reach ~2^-64). _clock finds that largest double directly (the cubic's root in
+# closed form, one Newton step, then a search over the neighbouring doubles that evaluates P as the
+# model does), and hands an answer below _EXACT_FROM (only with a min_clock_fraction below it, far
+# from any real GPU) to the bisection itself: every clock is bit for bit the one the bisection
+# gives, so P(f) <= cap always and f is the largest double that keeps to the cap.
+_EXACT_FROM = 0.125
+_ONE_BITS = int(np.float64(1.0).view(np.int64))  # positive doubles order as their bit patterns do
+_MAX_STRIDE = 1 << 61  # keeps bit arithmetic on [0, 1] clear of int64 overflow
+_WINDOW = np.arange(-16, 17, dtype=np.int64)  # doubles around the estimate checked in one go
+_SLICE = 4096  # caps checked together: 4096 x 33 doubles, about a megabyte
+
+
+def _bisect(model: _Model, caps: np.ndarray) -> np.ndarray:
+    """The reference solve: 64 halvings of [f_min, 1] that keep P(lo) <= cap."""
+    lo = np.full(caps.shape, model.f_min)
+    hi = np.ones(caps.shape)
+    for _ in range(64):  # interval shrinks by 2^-64: exact to double precision
+        mid = 0.5 * (lo + hi)
+        below = model.power(mid) <= caps
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return lo
+
+
+def _estimate(model: _Model, caps, sqrt, cbrt, maximum):
+    """About the clock where P(f) = cap (a float, or an array for an array of caps; within a few
+    ulps, or not finite when the formula fails): the model's cubic solved in closed form, then
+    one Newton step. With V = v0 + (1 - v0) f the cubic is V^3 - v0 V^2 - (1 - v0) y = 0, where
+    y = (cap - static power) / dynamic power at full clock; it has one real root (Cardano's
+    u + v0^2 / 9u, shifted by v0 / 3), for every y > 0."""
+    static_w, dynamic_w = model.tdp * model.static, model.tdp * (1.0 - model.static)
+    v0, slope = model.v0, 1.0 - model.v0
+    y = (caps - static_w) / dynamic_w
+    if slope == 0.0:  # a flat voltage: P is linear in f
+        f = y
+    else:
+        half_q = v0 * v0 * v0 / 27.0 + 0.5 * slope * y
+        u = cbrt(half_q + sqrt(maximum(half_q * half_q - (v0 * v0 * v0 / 27.0) ** 2, 0.0)))
+        f = (u + v0 * v0 / (9.0 * u) - 2.0 * v0 / 3.0) / slope
+    volts = v0 + slope * f
+    return f - (static_w + dynamic_w * f * volts * volts - caps) / (dynamic_w * volts * (volts + 2.0 * slope * f))
+
+
+def _bits(f: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", f))[0]
+
+
+def _double(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def _clock_one(model: _Model, cap: float) -> float:
+    """The largest double f in [f_min, 1] with P(f) <= cap, for P(_EXACT_FROM) <= cap < tdp."""
+    try:
+        f = _estimate(model, cap, math.sqrt, math.cbrt, max)
+    except ArithmeticError:  # ZeroDivisionError or OverflowError: start the search from f = 1
+        f = 1.0
+    f = min(max(f, model.f_min), 1.0) if math.isfinite(f) else 1.0
+    # bracket the answer by doubling strides out from f, then halve the bracket down to it
+    power, low, high = model.power, _bits(model.f_min), _ONE_BITS  # P(f_min) <= cap < P(1) = tdp
+    start = _bits(f)
+    stride = 1
+    if power(f) <= cap:
+        low = start
+        while (probe := low + stride) < high:
+            if power(_double(probe)) > cap:
+                high = probe
+                break
+            low, stride = probe, min(2 * stride, _MAX_STRIDE)
+    else:
+        high = start
+        while (probe := high - stride) > low:
+            if power(_double(probe)) <= cap:
+                low = probe
+                break
+            high, stride = probe, min(2 * stride, _MAX_STRIDE)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if power(_double(mid)) <= cap:
+            low = mid
+        else:
+            high = mid
+    return _double(low)
+
+
+def _clock_many(model: _Model, caps: np.ndarray) -> np.ndarray:
+    """:func:`_clock_one` over a 1-d array of caps, vectorised: the doubles within 16 of the
+    estimate are checked at once, which settles all but the rare estimate that is further off
+    (a long array in slices, so the checks need no more memory than a slice's)."""
+    if caps.size > _SLICE:
+        return np.concatenate([_clock_many(model, caps[i:i + _SLICE]) for i in range(0, caps.size, _SLICE)])
+    f = _estimate(model, caps, np.sqrt, np.cbrt, np.maximum)
+    f = np.clip(np.where(np.isfinite(f), f, 1.0), model.f_min, 1.0)
+    near = (f.view(np.int64)[:, None] + _WINDOW).view(np.float64)
+    within = model.power(near) <= caps[:, None]  # a run of True, then False (P is monotone)
+    settled = within[:, 0] & ~within[:, -1]
+    out = near[np.arange(caps.size), np.argmin(within, axis=1) - 1]
+    if not settled.all():
+        out[~settled] = [_clock_one(model, float(cap)) for cap in caps[~settled]]
+    return out
+
+
 def _clock(model: _Model, caps: np.ndarray, name: str) -> np.ndarray:
-    """Solve P(f) = cap by bisection (P is increasing in f); P(result) <= cap always."""
+    """Solve P(f) = cap for the largest f with P(f) <= cap (P is increasing in f): the clock a
+    bisection of [min_clock_fraction, 1] gives, 1.0 for caps >= tdp; P(result) <= cap always."""
     lowest = _lowest_cap(model)
     if caps.size:
         if model.f_min == 0.0 and np.any(caps <= lowest):
@@ -77,14 +188,29 @@ def _clock(model: _Model, caps: np.ndarray, name: str) -> np.ndarray:
                 f"min_voltage_fraction={model.v0:g}), "
                 f"got {caps.min():g}",
             )
-    lo = np.full(caps.shape, model.f_min)
-    hi = np.ones(caps.shape)
-    for _ in range(64):  # interval shrinks by 2^-64: exact to double precision
-        mid = 0.5 * (lo + hi)
-        below = model.power(mid) <= caps
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    f = np.where(caps >= model.tdp, 1.0, lo)
+    # caps >= tdp run at full clock; below P(_EXACT_FROM) the bisection answers (see _EXACT_FROM)
+    exact_from = float(model.power(_EXACT_FROM)) if model.f_min < _EXACT_FROM else lowest
+    if caps.ndim == 0:
+        cap = float(caps)
+        if cap >= model.tdp:
+            f = np.asarray(1.0)
+        elif cap >= exact_from:
+            f = np.asarray(_clock_one(model, cap))
+        else:
+            f = _bisect(model, caps)
+    else:
+        flat = caps.reshape(-1)
+        fast = (flat < model.tdp) & (flat >= exact_from)
+        if fast.all():
+            out = _clock_many(model, flat)
+        else:
+            out = np.ones(flat.shape)
+            if fast.any():
+                out[fast] = _clock_many(model, flat[fast])
+            slow = flat < exact_from
+            if slow.any():
+                out[slow] = _bisect(model, flat[slow])
+        f = out.reshape(caps.shape)
     if f.size and np.any(f <= 0.0):
         # Only with min_clock_fraction 0, static_fraction 0 and a cap within ~1e-50 W of 0:
         # a zero clock would make every throughput 0 and tokens per joule NaN.
