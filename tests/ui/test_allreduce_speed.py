@@ -216,5 +216,6 @@ def test_the_operating_points_are_placed_against_the_curves_as_arrays(panel, mon
     one_by_one.clear(), at_once.clear()
     panel.edit(size_bytes=SIZES[1])
     deliver_events()
-    assert len(at_once) == 2 and min(at_once) > 100  # one test of every curve per chart
+    # every curve of each chart tested at once, a few places at a time (label_placement)
+    assert 2 <= len(at_once) <= 8 and min(at_once) > 100
     assert len(one_by_one) < 20  # only leader lines, if any (the curves took ~2,500 calls a change)
