@@ -7,16 +7,25 @@ timing (the benchmark, ``python -m tests.benchmarks.bench --only roofline``, mea
 - the kernel flags (above the roof, time possibly stale) are worked out again only when the
   kernels or the roof change, not for a display option;
 - what the panel shows of them is still workbench's: the same flags and texts as
-  ``Placements.roof_warnings`` for every kernel, the same counts in the results.
+  ``Placements.roof_warnings`` for every kernel, the same counts in the results;
+- a redraw gives new values only to what changed: a line drawn again with the same values is
+  not given them again (nor hidden and shown, which dropped its kept painting), a label whose
+  text a kept item shows takes that item back (a new text is laid out again), the form fills
+  again only the part whose input changed, the points keep their positions along x and
+  their bounding rectangle while those stay, the results keep their warning colour;
+- ``RooflineChart.show_series`` draws what ``clear_series()`` and the same ``add_series()``
+  calls draw.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
-from PySide6.QtGui import QUndoStack
+from PySide6.QtGui import QColor, QUndoStack
 
 from ui.catalog import HardwareCatalog
 from ui.panels.roofline import WARNING_MARK, RooflinePanel
@@ -304,3 +313,232 @@ def test_the_flags_shown_are_workbenchs(qtbot, catalog):
         checks = dict(zip(*(panel.csv_columns()[i][1] for i in (1, 12)), strict=True))
         assert all(checks[kernels[i].name] == texts[i] for i in above)
         assert all(checks[k.name] == "" for i, k in enumerate(kernels) if i not in above)
+
+
+# -- what a redraw leaves alone --------------------------------------------------------------------
+class _Calls:
+    """Counts the calls of a method (patched on its class), with the instances called on."""
+
+    def __init__(self, monkeypatch, cls, name: str):
+        self.on: list = []
+        real = getattr(cls, name)
+
+        def counted(obj, *args, **kwargs):
+            self.on.append(obj)
+            return real(obj, *args, **kwargs)
+
+        static = isinstance(inspect.getattr_static(cls, name), staticmethod)
+        monkeypatch.setattr(cls, name, staticmethod(counted) if static else counted)
+
+    def __len__(self) -> int:
+        return len(self.on)
+
+
+def _toggle_ceilings(panel, times: int = 4) -> None:
+    for _ in range(times):
+        panel.edit(show_precision_ceilings=not panel.scenario().show_precision_ceilings, _merge=False)
+        _drawn(panel)
+
+
+def test_ceilings_switched_off_and_on_give_no_line_new_values(qtbot, catalog, monkeypatch):
+    """The ceilings and the roofs keep their values while they come and go: every line comes
+    back on the item that drew it (the axes held wider than the roofs ask are the same axes
+    each time, not read back from the view a few ulps off)."""
+    panel = _panel(qtbot, catalog, kernels=tuple(seed_examples()), show_precision_ceilings=True)
+    _toggle_ceilings(panel, 2)  # the axes hold what the ceilings asked
+    items = {s.name: s.item for s in panel.chart.series()}
+    values = _Calls(monkeypatch, pg.PlotDataItem, "setData")
+    _toggle_ceilings(panel)
+    assert len(values) == 0
+    assert {s.name: s.item for s in panel.chart.series()} == items
+
+
+def test_lines_drawn_again_stay_shown_and_are_not_painted_again(qtbot, catalog, monkeypatch):
+    """A redraw that leaves a roof as it was neither hides it nor gives it values: Qt keeps its
+    painting (hiding an item drops it), so the roof is not painted again."""
+    painted = _Calls(monkeypatch, pg.PlotCurveItem, "paint")  # before the items are made
+    panel = _panel(qtbot, catalog, kernels=tuple(seed_examples()))
+    memory = next(s.item for s in panel.chart.series() if "bandwidth" in s.name)
+    hidden = []
+    memory.visibleChanged.connect(lambda: hidden.append(memory.isVisible()))
+    for _ in range(3):  # the chart starts keeping the paintings of what stays
+        panel.edit(show_precision_ceilings=True, _merge=False)
+        _on_screen(panel.chart)
+        panel.edit(show_precision_ceilings=False, _merge=False)
+        _on_screen(panel.chart)
+    painted.on.clear()
+    for _ in range(2):
+        for ceilings in (True, False):
+            panel.edit(show_precision_ceilings=ceilings, _merge=False)
+            _on_screen(panel.chart)
+    assert painted.on  # the ceilings came and were painted
+    assert memory.curve not in painted.on and not hidden
+
+
+def test_labels_take_back_the_items_that_show_their_text(qtbot, catalog, monkeypatch):
+    """The ceilings' labels come and go on the items that showed them; only a label whose text
+    no kept item shows is laid out again (the primary's peak reads "BF16/FP16" beside the
+    ceilings, "BF16" without them), and in a font one of them had."""
+    panel = _panel(qtbot, catalog, show_precision_ceilings=True)
+    _toggle_ceilings(panel, 2)
+    texts = _Calls(monkeypatch, pg.TextItem, "setPlainText")
+    fonts = _Calls(monkeypatch, pg.TextItem, "setFont")
+    for _ in range(4):
+        before = {item.toPlainText(): item for item, *_rest in panel._overlays}
+        _toggle_ceilings(panel, 1)
+        now = {item.toPlainText(): item for item, *_rest in panel._overlays}
+        assert all(now[text] is item for text, item in before.items() if text in now)
+    assert len(texts) == 4 and all("peak" in item.toPlainText() for item in texts.on)
+    assert len(fonts) == 0
+
+
+def test_the_form_fills_again_only_what_an_edit_changed(qtbot, catalog, monkeypatch):
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm", "b200"))
+    combos = _Calls(monkeypatch, RooflinePanel, "_fill_hardware_combo")
+    filled = _Calls(monkeypatch, RooflinePanel, "_fill_combo")
+    for change in ({"precision": "fp8"}, {"sparse": True}, {"show_precision_ceilings": True}, {"show_l2": True}):
+        panel.edit(**change, _merge=False)
+    assert len(combos) == 0 and len(filled) == 1  # the precision list once, for the new precision
+    assert panel.precision_combo.currentData() == "fp8" and panel.ceilings_check.isChecked()
+    panel.edit(hardware=("h100-sxm", "mi300x"), _merge=False)
+    assert len(combos) == 4 and panel.compare_combos[0].currentData() == "mi300x"
+
+
+def test_a_redraw_with_nothing_selected_and_no_kernels_does_no_work_for_them(qtbot, catalog, monkeypatch):
+    from ui.panels.roofline import KernelScatter
+
+    panel = _panel(qtbot, catalog)
+    points = _Calls(monkeypatch, KernelScatter, "set_points")
+    order = _Calls(monkeypatch, type(panel.kernel_proxy), "source_rows")
+    panel.edit(sparse=True, _merge=False)
+    panel.edit(show_precision_ceilings=True, _merge=False)
+    assert [p for p in points.on if p is panel.points] == [] and len(order) == 0
+    panel.add_kernels(seed_examples())
+    panel.select_kernel(1)
+    assert panel.selected_rows() == [1] and len(panel.points.data) == len(seed_examples())
+
+
+def test_the_results_keep_their_warning_colour_while_the_warning_rows_stay(qtbot, catalog, monkeypatch):
+    from PySide6.QtWidgets import QTableWidgetItem
+
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels())
+    coloured = _Calls(monkeypatch, QTableWidgetItem, "setForeground")
+
+    def warnings() -> list[tuple[int, str]]:
+        return [(r, q) for r, (q, _v, _u) in enumerate(panel.results.rows()) if q.startswith(WARNING_MARK)]
+
+    rows_before, warned = panel.results.rows(), warnings()
+    panel.edit(precision="fp8", _merge=False)  # other numbers, the warnings in the same rows
+    assert warned and warnings() == warned and panel.results.rows() != rows_before
+    assert len(coloured) == 0
+    error = QColor(panel.chart.theme().error)
+    table = panel.results
+    for r in range(table.rowCount()):
+        warn = table.item(r, 0).text().startswith(WARNING_MARK)
+        for c in range(table.columnCount()):
+            shown = table.item(r, c).data(Qt.ItemDataRole.ForegroundRole)
+            assert (shown is not None and QColor(shown.color()) == error) if warn else shown is None
+
+
+def test_the_points_keep_their_bounding_rectangle_and_positions_along_x(qtbot, catalog, monkeypatch):
+    """Until the points or the view change, the points' bounding rectangle is the one worked
+    out last (Qt asks for it several times per paint) and is pyqtgraph's own; a new roof moves
+    them up or down only, and their positions along x stay in the fragment buffer. What is
+    painted is what pyqtgraph paints, after a zoom and a resize too."""
+    from ui.panels.roofline import KernelScatter
+
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels(2000))
+    points = panel.points
+    worked_out = _Calls(monkeypatch, KernelScatter, "_bounding_rect")
+
+    def grab() -> bytes:
+        panel.chart.viewport().repaint()
+        image = panel.chart.grab().toImage()
+        return bytes(image.constBits())
+
+    def as_pyqtgraph_paints() -> bool:
+        fast = grab()
+        with monkeypatch.context() as m:
+            m.setattr(KernelScatter, "_paint_fast", lambda self, p, widget: False)
+            return grab() == fast
+
+    grab()
+    worked_out.on.clear()
+    rect = points.boundingRect()
+    assert [points.boundingRect() for _ in range(3)] == [rect] * 3 and len(worked_out) <= 1
+    assert rect == pg.ScatterPlotItem.boundingRect(points)
+    points.points()  # hovered: pyqtgraph made an item per point
+    positions, counted = points._filled_x, len(worked_out)
+    panel.edit(sparse=True, _merge=False)
+    assert points._filled_x is positions and all(item is None for item in points.data["item"])
+    assert points.boundingRect() == pg.ScatterPlotItem.boundingRect(points) and len(worked_out) > counted
+    assert as_pyqtgraph_paints()
+    assert points._frags_x[0] is positions  # the positions along x were kept in the buffer
+    vb = panel.chart.getPlotItem().getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    vb.setRange(xRange=(x0 - 0.5, x1 + 0.3), yRange=(y0 - 0.2, y1 + 0.4), padding=0)
+    assert points.boundingRect() == pg.ScatterPlotItem.boundingRect(points)
+    assert as_pyqtgraph_paints()
+    panel.resize(1300, 800)
+    _drawn(panel)
+    assert points.boundingRect() == pg.ScatterPlotItem.boundingRect(points)
+    assert as_pyqtgraph_paints()
+
+
+def test_a_new_roof_maps_the_rows_on_screen_in_one_go(qtbot, catalog, monkeypatch):
+    """The cells a new roof changed are found for the rows on screen at once, not by mapping
+    each row through the sort proxy; they are what a full repaint shows."""
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels())
+    table, proxy = panel.kernel_table, panel.kernel_proxy
+    table.sortByColumn(panel.kernel_model.FLOPS, Qt.SortOrder.DescendingOrder)
+    viewport = table.viewport()
+    _on_screen(viewport)
+    mapped = _Calls(monkeypatch, type(proxy), "mapToSource")
+    painted = _PaintedArea(viewport)
+    panel.edit(sparse=True, _merge=False)
+    shown = _on_screen(viewport)
+    assert len(mapped) == 0 and 0 < painted.area < viewport.width() * viewport.height() / 2
+    viewport.repaint()
+    assert np.array_equal(shown, _on_screen(viewport))
+
+
+def test_show_series_draws_what_clear_and_add_draw(qtbot):
+    """RooflineChart.show_series(): the series, their order, styles, stacking and legend are
+    those that clear_series() and the same add_series() calls give; a name drawn again keeps
+    its item, and a name drawn before comes back on the item that drew it."""
+    from ui.charts import Chart
+    from ui.panels.roofline import RooflineChart
+
+    def specs(names):
+        return [(name, [1, 10, 100], [i + 1, i + 2, i + 3], {"width": 1 + i, "in_legend": i < 3,
+                                                             "style": "dash" if i % 2 else "solid",
+                                                             "color": ("#112233", "#445566")[i % 2]})
+                for i, name in enumerate(names)]
+
+    fresh, shown = Chart(log_x=True), RooflineChart(log_x=True)
+    qtbot.addWidget(fresh)
+    qtbot.addWidget(shown)
+    shown.show_series(specs(["a", "b", "c", "d"]))
+    items = {s.name: s.item for s in shown.series()}
+    for names in (["c", "a"], ["a", "b", "c", "d"], ["c", "x", "a"], ["p", "q", "r", "s", "t"], ["only"], [],
+                  ["d", "c"]):
+        fresh.clear_series()
+        for name, x, y, style in specs(names):
+            fresh.add_series(name, x, y, **style)
+        shown.show_series(specs(names))
+        assert [s.name for s in shown.series()] == [s.name for s in fresh.series()] == names
+        for a, b in zip(fresh.series(), shown.series(), strict=True):
+            assert a.item.name() == b.item.name() == a.name
+            assert a.item.opts["pen"] == b.item.opts["pen"]
+            np.testing.assert_array_equal(a.item.getData()[1], b.item.getData()[1])
+        assert shown.legend_visible() == fresh.legend_visible()
+        if fresh.legend_visible():
+            assert ([label.text for _s, label in shown.getPlotItem().legend.items]
+                    == [label.text for _s, label in fresh.getPlotItem().legend.items])
+        plotted = [i for i in shown.getPlotItem().items if isinstance(i, pg.PlotDataItem)]
+        assert len(plotted) == len(names) and all(i.isVisible() for i in plotted)
+        group = shown.getPlotItem().getViewBox().childGroup.childItems()
+        stacking = [group.index(s.item) for s in shown.series()]
+        assert stacking == sorted(stacking)
+        if names in (["c", "a"], ["a", "b", "c", "d"]):  # kept in place, or back from the pool
+            assert all(s.item is items[s.name] for s in shown.series())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -161,6 +162,17 @@ class KernelScatter(pg.ScatterPlotItem):
     differ, it falls back to ``setData``.
     """
 
+    # what set_points last wrote (see _fast_set) and the bounding rectangle (see boundingRect)
+    _filled = None
+    _filled_x = None  # the read-only array the positions along x were written from
+    _x_span: tuple[float, float] | None = None  # its minimum and maximum
+    _spot_items = False  # pyqtgraph made an item per point (points(): a hover, a click)
+    _kept_rect: tuple | None = None
+    # the fragment buffer _paint_fast keeps: (its address, length, pixel ratio) when its symbol
+    # rectangles are the points', and (x array, scale, shift) of the positions along x in it
+    _frags_ready: tuple | None = None
+    _frags_x: tuple | None = None
+
     def set_points(self, x, y, classes, brushes, pens, size: float, symbol: str = "o") -> None:
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -180,12 +192,12 @@ class KernelScatter(pg.ScatterPlotItem):
         n = len(x)
         data = self.data
         style = (tuple(map(id, brushes)), tuple(map(id, pens)), size, symbol)
-        same = len(data) == n and n and data is getattr(self, "_filled", None)
+        same = len(data) == n and n and data is self._filled
         if same:
             # the same number of points as last time: overwrite the record array in place.
             # A new one costs ~5 ms for 10,000 points (numpy fills its object fields one by
             # one); the point indices ("data") and the symbols are already there.
-            data["item"] = None
+            self._drop_spot_items()
             if self._filled_symbol != symbol:
                 data["symbol"] = symbol
         else:
@@ -195,7 +207,13 @@ class KernelScatter(pg.ScatterPlotItem):
             symbols = np.empty(n, dtype=object)
             symbols[:] = symbol
             data["symbol"] = symbols
-        data["x"] = x
+        # the kernels' intensities are one array while the kernels stay (a new roof moves the
+        # points up or down only): written, and their span taken, when they change (the same
+        # read-only array again has the same values)
+        x_kept = bool(same) and x is self._filled_x
+        if not x_kept:
+            data["x"] = x
+            self._x_span = (float(x.min()), float(x.max())) if n else None
         data["y"] = y
         data["visible"] = True
         data["hovered"] = False
@@ -207,8 +225,9 @@ class KernelScatter(pg.ScatterPlotItem):
         rects = None
         if use_atlas:
             rects = np.zeros((len(brushes), 4), dtype=int)
+            shown = np.bincount(classes, minlength=len(brushes)) > 0
             for c in range(len(brushes)):
-                if (classes == c).any():
+                if shown[c]:
                     (coords,) = self.fragmentAtlas[[(symbol, size, pens[c], brushes[c])]]
                     rects[c] = coords
         previous = getattr(self, "_filled_classes", None)
@@ -223,7 +242,8 @@ class KernelScatter(pg.ScatterPlotItem):
                 now = classes[changed]
                 data["brush"][changed] = brush_arr[now]
                 data["pen"][changed] = pen_arr[now]
-                data["sourceRect"][changed] = rects[now].view(data.dtype["sourceRect"]).reshape(changed.size)
+                # the rectangles' four ints as one row each (a view of the record array)
+                data["sourceRect"].view((int, 4))[changed] = rects[now]
         else:
             data["size"] = size
             data["brush"] = brush_arr[classes]
@@ -240,9 +260,10 @@ class KernelScatter(pg.ScatterPlotItem):
         self.data = data
         self._filled = data
         self._filled_symbol = symbol
+        self._filled_x = None if x.flags.writeable else x
         self._xy_bounds = None
         if n:
-            bounds = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
+            bounds = (*self._x_span, float(y.min()), float(y.max()))
             if all(math.isfinite(b) for b in bounds):
                 self._xy_bounds = bounds
         self.prepareGeometryChange()
@@ -260,7 +281,7 @@ class KernelScatter(pg.ScatterPlotItem):
     def _patch_fragments(self, rows: np.ndarray, rects: np.ndarray) -> None:
         """New symbol rectangles for some points, written into the fragment buffer that
         ``_paint_fast`` keeps (refilling it for 10,000 points was a part of every redraw)."""
-        ready = getattr(self, "_frags_ready", None)
+        ready = self._frags_ready
         if ready is None or not len(rows):
             return
         frags = self._pixmapFragments.ndarray()
@@ -279,9 +300,10 @@ class KernelScatter(pg.ScatterPlotItem):
             return False
         data["x"] = x
         data["y"] = y
-        data["item"] = None
+        self._filled_x = None
+        self._drop_spot_items()
         data["hovered"] = False
-        if data is getattr(self, "_filled", None):
+        if data is self._filled:
             self._xy_bounds = None
             if len(x):
                 bounds = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
@@ -294,11 +316,41 @@ class KernelScatter(pg.ScatterPlotItem):
         self.sigPlotChanged.emit(self)
         return True
 
+    def points(self):
+        self._spot_items = True
+        return super().points()
+
+    def _drop_spot_items(self) -> None:
+        """Forget the items pyqtgraph made per point (as setData does): they stood for the
+        points before the change. Walking 10,000 records to learn there are none cost a part
+        of every redraw, so points() notes that it made them."""
+        if self._spot_items:
+            self.data["item"] = None
+            self._spot_items = False
+
     # -- painting ---------------------------------------------------------------------------
     def boundingRect(self):  # noqa: N802 - Qt naming
+        """pyqtgraph's rectangle, kept until the points, their sizes or the view's transform
+        change: Qt asks for it several times per paint (and the scene after every change), and
+        pyqtgraph maps a pixel into the view each time to pad it."""
+        kept = self._kept_rect
+        sizes = (self._maxSpotWidth, self._maxSpotPxWidth)
+        if kept is None or kept[1] is not self.data or kept[2] != sizes:
+            kept = self._kept_rect = (self._bounding_rect(), self.data, sizes)
+        return QRectF(kept[0])
+
+    def prepareGeometryChange(self) -> None:  # noqa: N802 - Qt naming
+        self._kept_rect = None  # every change of the points or their sizes comes through here
+        super().prepareGeometryChange()
+
+    def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph naming
+        self._kept_rect = None  # the padding is a pixel in the view
+        super().viewTransformChanged()
+
+    def _bounding_rect(self) -> QRectF:
         """pyqtgraph's rectangle, from the bounds ``set_points`` keeps: its own takes the minimum
-        and maximum of every point again after each change (and the view asks several times)."""
-        bounds = self._xy_bounds if self.data is getattr(self, "_filled", None) and len(self.data) else None
+        and maximum of every point again after each change."""
+        bounds = self._xy_bounds if self.data is self._filled and len(self.data) else None
         if bounds is None or self._maxSpotWidth:  # spot sizes in data units: pyqtgraph's own
             return super().boundingRect()
         xmn, xmx, ymn, ymx = bounds
@@ -339,7 +391,7 @@ class KernelScatter(pg.ScatterPlotItem):
         if (not len(data) or self.opts["pxMode"] is not True or not self.opts["useCache"]
                 or self._exportOpts is not False or self.opts.get("compositionMode") is not None):
             return False
-        if data is getattr(self, "_filled", None):
+        if data is self._filled:
             bounds = self._xy_bounds
         elif len(data) <= 64:  # a few points given to setData (the ridge markers)
             x, y = data["x"], data["y"]
@@ -361,25 +413,40 @@ class KernelScatter(pg.ScatterPlotItem):
         xmin, xmax, ymin, ymax = bounds
         if not (view.left() <= xmin and xmax <= view.right() and view.top() <= ymin and ymax <= view.bottom()):
             return False
-        # as pyqtgraph's fn.transformCoordinates: (m11 x + m21 y) + dx, (m12 x + m22 y) + dy
-        x, y = data["x"], data["y"]
-        px = x * transform.m11() + y * transform.m21()
-        px += transform.dx()
-        py = x * transform.m12() + y * transform.m22()
-        py += transform.dy()
         p.resetTransform()
         n = len(data)
         fragments = self._pixmapFragments
         fragments.resize(n)
         frags = fragments.ndarray()
         key = (frags.__array_interface__["data"][0], n, dpr)
-        if getattr(self, "_frags_ready", None) != key:
+        if self._frags_ready != key:
             rects = np.ascontiguousarray(data["sourceRect"])
             frags[:, 2:6] = np.frombuffer(rects, dtype=int).reshape((-1, 4))  # sx, sy, sw, sh
             frags[:, 6:10] = [1 / dpr, 1 / dpr, 0.0, 1.0]  # scaleX, scaleY, rotation, opacity
             self._frags_ready = key
-        frags[:, 0] = px
-        frags[:, 1] = py
+            self._frags_x = None
+        # device positions as pyqtgraph's fn.transformCoordinates: (m11 x + m21 y) + dx and
+        # (m12 x + m22 y) + dy. The view neither rotates nor shears (m21 = m12 = 0): each is
+        # then one product and a shift (the same numbers), and the positions along x, which a
+        # new roof leaves (the kernels' intensities), stay in the fragment buffer.
+        m11, m21, dx = transform.m11(), transform.m21(), transform.dx()
+        m12, m22, dy = transform.m12(), transform.m22(), transform.dy()
+        x, y = data["x"], data["y"]
+        if m21 == 0.0 and m12 == 0.0:
+            source = self._filled_x if data is self._filled else None
+            kept = self._frags_x
+            if source is None or kept is None or kept[0] is not source or kept[1:] != (m11, dx):
+                frags[:, 0] = x * m11 + dx
+                self._frags_x = None if source is None else (source, m11, dx)
+            frags[:, 1] = y * m22 + dy
+        else:
+            px = x * m11 + y * m21
+            px += dx
+            py = x * m12 + y * m22
+            py += dy
+            frags[:, 0] = px
+            frags[:, 1] = py
+            self._frags_x = None
         p.drawPixmapFragments(*fragments.drawargs(), atlas.pixmap)
         return True
 
@@ -603,9 +670,32 @@ class FlaggedKernelTableView(KernelTableView):
         self._fit_name_column()
 
 
+@dataclass(slots=True)
+class _Label:
+    """A label the chart shows: its text, where (real values, not log10) and how."""
+
+    text: str
+    x: float
+    y: float
+    anchor: tuple[float, float]
+    color: QColor | None  # None: the theme's ink
+    scale: float  # of the tick font
+    bold: bool = False
+    rotate: tuple[int, int] | None = None  # pyqtgraph's rotateAxis: the text along that direction
+    angle: float = 0.0
+    flat_from: float | None = None  # a flat roof's label: where its roof starts
+
+    @property
+    def kind(self) -> tuple:
+        """Labels of one kind share a pool of text items (their rotation is set once)."""
+        return (float(self.angle), self.rotate)
+
+
 class RooflineChart(Chart):
     """A Chart that tells the panel when it restyles (theme, presentation, export), so the
-    panel's own labels and points follow; and keeps the lines a redraw did not take back."""
+    panel's own labels and points follow; and redraws its lines in place (``show_series``),
+    the lines a redraw did not take back waiting hidden in the pool (up to POOL_LIMIT), so
+    that the precision ceilings or L2 roof switched off come back as the same lines."""
 
     def _restyle(self) -> None:
         super()._restyle()
@@ -613,20 +703,35 @@ class RooflineChart(Chart):
         if hook is not None:
             hook()
 
-    def _trim_pools(self, keep: int) -> None:
-        # A redraw (replacing_series) drops the lines it did not take back: the precision
-        # ceilings or L2 roof switched off were made again, and added to the scene, when
-        # switched back on. They wait hidden instead, as lines left between redraws do.
-        super()._trim_pools(max(keep, self.POOL_LIMIT))
+    #: the names the last show_series drew
+    _shown_names: frozenset[str] = frozenset()
 
-    def clear_series(self) -> None:
-        super().clear_series()
-        # taken back in the order they stack, so the lines of a redraw stack in the order they
-        # are drawn (as new ones would); a kept line would otherwise come back under the others
+    def show_series(self, series: Sequence[tuple[str, np.ndarray, np.ndarray, dict]]) -> None:
+        """Draw exactly these series ((name, x, y, add_series' style), in this order, the
+        last on top, its legend updated): what clear_series() and one add_series() per series
+        draw, redrawn in place.
+
+        A line whose name is drawn again keeps its item, shown all along: replacing_series()
+        hides every line and shows it again, and Qt drops a hidden item's kept painting, so
+        every line was painted again (into a new pixmap) on every redraw. Only the lines of
+        names no longer drawn go back to the pool, first: a new name then takes the pooled
+        line that drew it before (it holds its values: a ceiling switched off and on again),
+        else one the last redraw did not draw, else the first (a later name of this redraw
+        may want the others back)."""
+        before, self._shown_names = self._shown_names, frozenset(name for name, *_rest in series)
+        for name in [name for name in self._series if name not in self._shown_names]:
+            self.remove_series(name)
         pool = self._pool
-        if len(pool) > 1:
-            order = {id(item): i for i, item in enumerate(self.getPlotItem().getViewBox().childGroup.childItems())}
-            pool.sort(key=lambda item: order.get(id(item), len(order)))
+        for name, x, y, style in series:
+            if name not in self._series and len(pool) > 1:
+                names = [item.opts.get("name") for item in pool]
+                pick = (names.index(name) if name in names
+                        else next((i for i, drew in enumerate(names) if drew not in before), 0))
+                pool.insert(0, pool.pop(pick))
+            self.add_series(name, x, y, **style)
+        if self._alive():
+            self._restack_series()  # a line taken from the pool keeps its old place in the stack
+            self.update_legend()  # now: the kernels' names are placed clear of it
 
 
 class RooflinePanel(PanelBase):
@@ -649,6 +754,7 @@ class RooflinePanel(PanelBase):
         #: the saved scenarios' analyses: (comparison list, catalog revision, [(slot, name, analysis)])
         self._compared_kept: tuple | None = None
         self._range_key: tuple | None = None
+        self._asked_shown: tuple | None = None  # the axes last asked that the view took as asked
         #: the axes as set when they were held wider than the analysis asked (None: as asked)
         self._held: roofline_analysis.Extent | None = None
         self._overlays: list[tuple[pg.TextItem, str | None, float, tuple]] = []
@@ -661,9 +767,10 @@ class RooflinePanel(PanelBase):
         self._flags_for: tuple = (None, None)
         self.flag_updates = 0
         self._hardware_items: list[tuple[str, str]] | None = None  # (name, key) of the catalog's presets
-        self._synced_for: tuple | None = None  # what the device fields were last filled for
+        self._synced_for: dict[str, tuple] = {}  # what each part of the form was last filled for
         self._catalog_version = 0
         self._shown_rows: tuple | None = None  # what the results table shows (rows, warning colour)
+        self._marked_rows: tuple | None = None  # its rows in the warning colour (_mark_warning_rows)
         self._log_intensity: tuple[np.ndarray, np.ndarray] | None = None  # (intensity, its log10)
         # PanelBase.__init__ builds the form, chart and kernel table (_build) before it syncs the
         # fields, so nothing here runs on a half-built panel
@@ -887,39 +994,45 @@ class RooflinePanel(PanelBase):
         self._fill_combo(combo, items, selected)
 
     def _sync_fields(self) -> None:
+        # Every edit syncs the form: each part is filled again only when what it shows changed
+        # (the device combo boxes, the precisions and sparsity of the primary, its cache and
+        # ceiling options); a precision or a ceiling toggled leaves the others as they are.
         s = self.scenario()
-        synced = (s.hardware, s.precision, s.show_l2, s.show_precision_ceilings, self._catalog_version)
-        if synced == self._synced_for and self._combos_show(s):
-            super()._sync_fields()  # the rest of the form (its devices, texts and tips) shows s already
-            return
-        self._synced_for = synced
-        self._fill_hardware_combo(self.hardware_combo, s.primary, allow_none=False)
-        for i, combo in enumerate(self.compare_combos):
-            key = s.hardware[i + 1] if i + 1 < len(s.hardware) else NONE_KEY
-            self._fill_hardware_combo(combo, key, allow_none=True)
+        version = self._catalog_version
+        synced = self._synced_for
+        if synced.get("devices") != (s.hardware, version) or not self._combos_show(s):
+            synced["devices"] = (s.hardware, version)
+            self._fill_hardware_combo(self.hardware_combo, s.primary, allow_none=False)
+            for i, combo in enumerate(self.compare_combos):
+                key = s.hardware[i + 1] if i + 1 < len(s.hardware) else NONE_KEY
+                self._fill_hardware_combo(combo, key, allow_none=True)
         hw = self._hardware(s.primary)
-        precisions = hw.precisions if hw is not None else (s.precision,)
-        if s.precision not in precisions:
-            precisions = (*precisions, s.precision)
-        self._fill_combo(self.precision_combo, [(PRECISION_LABELS[p], p) for p in precisions], s.precision)
-        has_sparse = hw is not None and s.precision in hw.precisions and hw.supports_sparsity(s.precision)
-        self.sparse_check.setToolTip(
-            "Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
-            if has_sparse else f"{hw.name if hw else s.primary} has no 2:4 sparse rate at {PRECISION_LABELS[s.precision]}")
-        caches = hw.cache_levels if hw is not None else ()
-        names = [m.name for m in caches]
-        text = "L2 roof" if names in ([], ["L2"]) else ("Cache roofs" if len(names) > 1 else f"{names[0]} roof")
-        if self.l2_check.text() != text:
-            self.l2_check.setText(text)
-        self.l2_check.setEnabled(bool(caches) or s.show_l2)
-        if caches:
-            listed = ", ".join(f"{m.name} {_q(m.bandwidth, 'B/s')}" for m in caches)
-            self.l2_check.setToolTip(f"Draw the cache bandwidth roof{'s' if len(caches) > 1 else ''} ({listed}): "
-                                     "what a kernel can attain when its bytes come from that cache")
-        else:
-            self.l2_check.setToolTip("This preset lists no L2 (or other cache) bandwidth. Duplicate it in "
-                                     "Hardware presets and add the level with its source to draw one")
-        self.ceilings_check.setEnabled(hw is None or len(hw.precisions) > 1 or s.show_precision_ceilings)
+        if synced.get("precision") != (s.primary, s.precision, version):
+            synced["precision"] = (s.primary, s.precision, version)
+            precisions = hw.precisions if hw is not None else (s.precision,)
+            if s.precision not in precisions:
+                precisions = (*precisions, s.precision)
+            self._fill_combo(self.precision_combo, [(PRECISION_LABELS[p], p) for p in precisions], s.precision)
+            has_sparse = hw is not None and s.precision in hw.precisions and hw.supports_sparsity(s.precision)
+            self.sparse_check.setToolTip(
+                "Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
+                if has_sparse else f"{hw.name if hw else s.primary} has no 2:4 sparse rate at {PRECISION_LABELS[s.precision]}")
+        if synced.get("options") != (s.primary, s.show_l2, s.show_precision_ceilings, version):
+            synced["options"] = (s.primary, s.show_l2, s.show_precision_ceilings, version)
+            caches = hw.cache_levels if hw is not None else ()
+            names = [m.name for m in caches]
+            text = "L2 roof" if names in ([], ["L2"]) else ("Cache roofs" if len(names) > 1 else f"{names[0]} roof")
+            if self.l2_check.text() != text:
+                self.l2_check.setText(text)
+            self.l2_check.setEnabled(bool(caches) or s.show_l2)
+            if caches:
+                listed = ", ".join(f"{m.name} {_q(m.bandwidth, 'B/s')}" for m in caches)
+                self.l2_check.setToolTip(f"Draw the cache bandwidth roof{'s' if len(caches) > 1 else ''} ({listed}): "
+                                         "what a kernel can attain when its bytes come from that cache")
+            else:
+                self.l2_check.setToolTip("This preset lists no L2 (or other cache) bandwidth. Duplicate it in "
+                                         "Hardware presets and add the level with its source to draw one")
+            self.ceilings_check.setEnabled(hw is None or len(hw.precisions) > 1 or s.show_precision_ceilings)
         super()._sync_fields()
 
     def _combos_show(self, s: RooflineScenario) -> bool:
@@ -1064,9 +1177,12 @@ class RooflinePanel(PanelBase):
         """Selected kernels as rows of the scenario's kernel list."""
         # from the selection's ranges, mapped with the proxy's order in numpy: selectedRows()
         # asks every cell of every row (10,000 rows selected took seconds)
+        selection = self.kernel_table.selectionModel().selection()
+        if selection.isEmpty():
+            return []  # (every redraw asks, mostly with nothing selected)
         order = self.kernel_proxy.source_rows()
         picked = np.zeros(len(order), dtype=bool)
-        for span in self.kernel_table.selectionModel().selection():
+        for span in selection:
             top, bottom = max(span.top(), 0), min(span.bottom(), len(order) - 1)
             if top <= bottom:
                 picked[top:bottom + 1] = True
@@ -1341,9 +1457,16 @@ class RooflinePanel(PanelBase):
             self._range_key = key
             self.chart.set_log_range(*key, hold=True)
             (x0, x1), (y0, y1) = self.chart.visible_range()
-            shown = (x0, x1, y0, y1)
-            same = all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(shown, key, strict=True))
-            self._held = None if same else roofline_analysis.Extent(*shown)
+            # A bound the view shows as asked, now or when it last took the axes as asked, is
+            # the one asked: read back from the view it is a few ulps off, and the roofs drawn to
+            # it got new values on every toggle of a ceiling (held, then not).
+            def as_asked(shown: float, *asked: float) -> float:
+                return next((a for a in asked if math.isclose(shown, a, rel_tol=1e-9)), shown)
+
+            held = tuple(map(as_asked, (x0, x1, y0, y1), key, self._asked_shown or key))
+            if held == key:
+                self._asked_shown = key
+            self._held = None if held == key else roofline_analysis.Extent(*held)
         if self._held is None or self._held == e:
             return False
         self._extent = self._held
@@ -1356,23 +1479,33 @@ class RooflinePanel(PanelBase):
         return QColor(theme.ink) if color is None else theme.tone(color)
 
     def _draw_roofs(self, s: RooflineScenario, compared) -> None:
-        # The axes, then the roof lines, redrawn in place: the chart reuses its line items and
-        # renames the legend entries (their names carry the ridge) instead of deleting and
-        # re-creating them; the lines about to get new data skip refitting to the new range.
+        # The axes, then the roof lines, redrawn in place: the chart keeps each line that is
+        # drawn again (new values only where they changed) and renames the legend entries
+        # (their names carry the ridge) instead of deleting and re-creating them.
         self._drawing = True
         try:
-            with self.chart.replacing_series():
-                if self._update_range() and compared:
-                    compared = [(i, name, c, c.lines_within(self._extent)[0][:2]) for i, name, c, _ in compared]
-                self._draw_roof_lines(s, compared)
+            if self._update_range() and compared:
+                compared = [(i, name, c, c.lines_within(self._extent)[0][:2]) for i, name, c, _ in compared]
+            labels, ridge = self._draw_roof_lines(s, compared)
+            # the roofs' labels and the kernels' names at once, so that each text finds the item
+            # that shows it (_show_labels)
+            points = self._point_label_specs()
+            items = self._show_labels([*labels, *(label for label, _row in points)])
         finally:
             self._drawing = False
-        # the kernels' names last: they keep clear of the lines, labels and legend just drawn
-        self._label_points()
+        self._ridge_label = next((item for item, label in zip(items, labels, strict=False) if label is ridge), None)
+        self._point_labels = [(item, row) for item, (_label, row) in zip(items[len(labels):], points, strict=True)]
         self._hide_unused_labels()
+        # the kernels' names last: they keep clear of the lines, labels and legend just drawn
+        self._place_point_labels()  # also clears the leader lines when there is nothing to name
 
-    def _draw_roof_lines(self, s: RooflineScenario, compared) -> None:
-        chart = self.chart
+    def _draw_roof_lines(self, s: RooflineScenario, compared) -> tuple[list[_Label], _Label | None]:
+        """Draw the roofs; returns their labels, for the caller to show, and which is the ridge's."""
+        series: list[tuple[str, np.ndarray, np.ndarray, dict]] = []  # drawn at once (show_series)
+
+        def draw(name: str, x, y, **style) -> None:
+            series.append((name, x, y, style))
+
         self._clear_overlays()
         e = self._extent
         xmin, xmax, ymin = e.xmin, e.xmax, e.ymin
@@ -1380,6 +1513,8 @@ class RooflinePanel(PanelBase):
         several = len(self._devices) > 1 or bool(compared)
         ridge_xy = []
         legend_entries = []
+        labels: list[_Label] = []
+        ridge = None
         for slot, d in enumerate(self._devices):
             if d.roofs is None:
                 continue
@@ -1395,17 +1530,15 @@ class RooflinePanel(PanelBase):
                     # legend entries are added last (below): the legend is rebuilt per entry
                     legend_entries.append((legend_name, x, y, color, width, "solid"))
                 elif roof is d.memory:
-                    chart.add_series(f"{name} {roof.label}", x, y, color=color, width=width, in_legend=False)
+                    draw(f"{name} {roof.label}", x, y, color=color, width=width, in_legend=False)
                 elif roof.kind == "compute":  # another precision's ceiling
-                    chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dot",
-                                     in_legend=False)
-                    self._label(f"{roof.label.replace(' peak', '')} {_q(roof.peak_flops, 'FLOP/s')}",
-                                x[-1], y[-1], (1.0, 1.0), None, 0.9, flat_from=float(x[0]))
+                    draw(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dot", in_legend=False)
+                    labels.append(_Label(f"{roof.label.replace(' peak', '')} {_q(roof.peak_flops, 'FLOP/s')}",
+                                         x[-1], y[-1], (1.0, 1.0), None, 0.9, flat_from=float(x[0])))
                 else:  # a cache level (L2 or another): its slope, then flat at the peak up to
                     # the device-memory ridge, where the drawn compute roof takes over
-                    chart.add_series(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dash",
-                                     in_legend=False)
-                    self._slope_label(f"{roof.label} {_q(roof.mem_bw, 'B/s')}", roof, xmin, xmax)
+                    draw(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dash", in_legend=False)
+                    self._slope_label(labels, f"{roof.label} {_q(roof.mem_bw, 'B/s')}", roof, xmin, xmax)
             ridge_xy.append((d.compute.ridge, d.compute.peak_flops, color, slot))
         for i, name, saved, lines in compared:
             d = saved.primary
@@ -1420,31 +1553,31 @@ class RooflinePanel(PanelBase):
                 if roof is d.compute:
                     legend_entries.append((legend_name, x, y, color, 2.0, "dash"))
                 else:
-                    chart.add_series(f"{legend_name} memory", x, y, color=color, width=2.0, style="dash",
-                                     in_legend=False)
+                    draw(f"{legend_name} memory", x, y, color=color, width=2.0, style="dash", in_legend=False)
         for name, x, y, color, width, style in legend_entries:
-            chart.add_series(name, x, y, color=color, width=width, style=style, in_legend=several)
+            draw(name, x, y, color=color, width=width, style=style, in_legend=several)
         if primary.roofs is not None:
             c, m = primary.compute, primary.memory
             mode = "2:4 sparse" if c.sparse else "dense"
             # the primary's roofs named where they are drawn: the peak over its roof, or under
             # it when another flat roof runs just above (the text would sit on that line)
             above = (1.0, 1.15) if self._room_above(c.peak_flops, compared) else (1.0, -0.15)
-            self._label(f"{c.label.replace(' (2:4 sparse)', '')} {_q(c.peak_flops, 'FLOP/s')} ({mode})",
-                        xmax, c.peak_flops, above, None, 1.0, bold=True, flat_from=c.ridge)
-            self._slope_label(f"{m.label} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax)
+            labels.append(_Label(f"{c.label.replace(' (2:4 sparse)', '')} {_q(c.peak_flops, 'FLOP/s')} ({mode})",
+                                 xmax, c.peak_flops, above, None, 1.0, bold=True, flat_from=c.ridge))
+            self._slope_label(labels, f"{m.label} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax)
             # the ridge: a dotted drop line to the axis, a marker and its value
-            chart.add_series("ridge", [c.ridge, c.ridge], [ymin, c.peak_flops], color=self.chart.theme().muted,
-                             width=1.2, style="dot", in_legend=False)
+            draw("ridge", [c.ridge, c.ridge], [ymin, c.peak_flops], color=self.chart.theme().muted, width=1.2,
+                 style="dot", in_legend=False)
             # the label stands along the drop line, under the corner: the space left of the line
             # and under the roofs is empty (kernels sit on the roofs, their names hang right)
-            self._ridge_label = self._label(f"ridge {_q(c.ridge, 'FLOP/B')}", c.ridge, c.peak_flops,
-                                            (1.25, 1.05), None, 1.0, bold=True, angle=90)
-            self._label_compared_devices(compared, xmin, xmax)
-        else:
-            self._ridge_label = None
+            ridge = _Label(f"ridge {_q(c.ridge, 'FLOP/B')}", c.ridge, c.peak_flops, (1.25, 1.05), None, 1.0,
+                           bold=True, angle=90)
+            labels.append(ridge)
+            self._label_compared_devices(labels, compared, xmin, xmax)
+        self.chart.show_series(series)
         self._ridge_points = ridge_xy
         self._style_ridge_marker()
+        return labels, ridge
 
     def roof_label_texts(self) -> list[str]:
         """The texts of the labels drawn on the roofs (peaks, bandwidths, ridge), as shown."""
@@ -1453,7 +1586,7 @@ class RooflinePanel(PanelBase):
     def presentation_widgets(self) -> list:
         return [*super().presentation_widgets(), self.kernels_box]
 
-    def _label_compared_devices(self, compared, xmin: float, xmax: float) -> None:
+    def _label_compared_devices(self, labels: list[_Label], compared, xmin: float, xmax: float) -> None:
         """Each compared device's peak and bandwidth, in its roof's colour, where it is drawn.
         A roof that coincides with one already named (H100 and H200 share a peak) gets no
         second label on top of the first: the legend names both."""
@@ -1467,11 +1600,12 @@ class RooflinePanel(PanelBase):
             c, m = d.compute, d.memory
             if all(abs(math.log10(c.peak_flops / p)) > 0.1 for p in peaks):
                 anchor = (1.0, 1.15) if self._room_above(c.peak_flops, compared) else (1.0, -0.15)
-                self._label(f"{name} {_q(c.peak_flops, 'FLOP/s')}", xmax, c.peak_flops, anchor, color, 0.95,
-                            flat_from=c.ridge)
+                labels.append(_Label(f"{name} {_q(c.peak_flops, 'FLOP/s')}", xmax, c.peak_flops, anchor, color,
+                                     0.95, flat_from=c.ridge))
                 peaks.append(c.peak_flops)
             if all(abs(math.log10(m.mem_bw / b)) > 0.1 for b in bandwidths):
-                self._slope_label(f"{name} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax, color=color, along=slot)
+                self._slope_label(labels, f"{name} {_q(m.mem_bw, 'B/s')}", m, xmin, xmax, color=color,
+                                  along=slot)
                 bandwidths.append(m.mem_bw)
 
     def _room_above(self, peak: float, compared) -> bool:
@@ -1520,55 +1654,77 @@ class RooflinePanel(PanelBase):
             cache[full] = make()
         return cache[full]
 
-    def _label(self, text: str, x: float, y: float, anchor, color, scale: float, *, bold: bool = False,
-               rotate=None, angle: float = 0, flat_from: float | None = None) -> pg.TextItem:
-        # Text items are kept and reused: a new one lays itself out in its first paint and asks
-        # for a second, so creating them on every refresh doubled the chart's paint work.
-        # They are taken back in the order they were drawn, so a label lands on the item that
-        # showed it last time and an unchanged one costs nothing to "redraw".
-        key = (float(angle), tuple(rotate) if rotate is not None else None)
-        pool = self._text_pool.setdefault(key, [])
-        if pool:
-            item = pool.pop(0)
-            item.setText(text)  # pyqtgraph skips an unchanged text
-            if tuple(item.anchor) != tuple(anchor):
-                item.setAnchor(anchor)
+    def _show_labels(self, labels: Sequence[_Label]) -> list[pg.TextItem]:
+        """Show ``labels`` (the overlays, in this order) on text items taken back from the pool;
+        returns their items. Those not taken back are hidden by ``_hide_unused_labels``.
+
+        Text items are kept and reused: a new one lays itself out in its first paint and asks
+        for a second, so creating them on every refresh doubled the chart's paint work. A new
+        text is laid out again (most of what a label costs), so every label first takes back an
+        item that shows its text already, wherever it stood in the last redraw (a ceiling
+        switched off and on again, a label that moved in the order); a label with a new text
+        then takes an item in its font (a new font is another layout), else the one shown
+        longest ago."""
+        pools = self._text_pool
+        items: list[pg.TextItem | None] = [None] * len(labels)
+        for i, label in enumerate(labels):
+            pool = pools.get(label.kind)
+            if pool:
+                j = next((j for j, item in enumerate(pool) if item._roofline_text == label.text), None)
+                if j is not None:
+                    items[i] = pool.pop(j)
+        for i, label in enumerate(labels):
+            item = items[i]
+            if item is None:
+                pool = pools.setdefault(label.kind, [])
+                if pool:
+                    style = self._text_style(label.color, label.scale, label.bold)
+                    item = pool.pop(next((j for j, it in enumerate(pool) if it._roofline_style == style), 0))
+                    item.setText(label.text)
+                else:
+                    item = pg.TextItem(label.text, anchor=label.anchor, rotateAxis=label.rotate, angle=label.angle)
+                    item._roofline_style = None
+                    item.setZValue(45)
+                    self.chart.getPlotItem().addItem(item, ignoreBounds=True)
+                item._roofline_text = label.text
+                items[i] = item
+            if tuple(item.anchor) != label.anchor:
+                item.setAnchor(label.anchor)
             if not item.isVisible():
                 item.setVisible(True)
-        else:
-            item = pg.TextItem(text, anchor=anchor, rotateAxis=rotate, angle=angle)
-            item.setZValue(45)
-            self.chart.getPlotItem().addItem(item, ignoreBounds=True)
-        pos = QPointF(math.log10(x), math.log10(y))
-        if item.pos() != pos:
-            item.setPos(pos)
-        # a flat roof's label (its roof runs from flat_from to x): kept clear of the others that
-        # end at the right edge too (_separate_flat_labels)
-        item._flat = None if flat_from is None else (pos.x(), math.log10(flat_from), tuple(anchor))
-        self._overlays.append((item, color, scale * (1.0 if not bold else -1.0), key))
-        self._style_text(item, color, scale, bold)
-        return item
+            pos = QPointF(math.log10(label.x), math.log10(label.y))
+            if item.pos() != pos:
+                item.setPos(pos)
+            # a flat roof's label (its roof runs from flat_from to x): kept clear of the others
+            # that end at the right edge too (_separate_flat_labels)
+            item._flat = None if label.flat_from is None else (pos.x(), math.log10(label.flat_from), label.anchor)
+            self._overlays.append((item, label.color, label.scale * (-1.0 if label.bold else 1.0), label.kind))
+            self._style_text(item, label.color, label.scale, label.bold)
+        return items
 
-    def _slope_label(self, text: str, roof: Roof, xmin: float, xmax: float, *, color=None,
+    def _slope_label(self, labels: list[_Label], text: str, roof: Roof, xmin: float, xmax: float, *, color=None,
                      along: int = 0) -> None:
         """A label lying along a sloped roof, near its low end (``along`` steps further up the
-        line, so the labels of parallel roofs do not stack on each other)."""
+        line, so the labels of parallel roofs do not stack on each other), added to ``labels``."""
         x = min(xmin * 4.0 * 6.0 ** along, roof.ridge / 3.0)
         if x <= xmin:
             return
-        self._label(text, x, x * roof.mem_bw, (0.0, 1.15), color, 0.95, rotate=(1, 1))
+        labels.append(_Label(text, x, x * roof.mem_bw, (0.0, 1.15), color, 0.95, rotate=(1, 1)))
+
+    def _text_style(self, color, scale: float, bold: bool) -> tuple[int, float, bool]:
+        """(colour as rgba, point size, bold) of a label's text in the chart's theme and size."""
+        qcolor = QColor(self.chart.theme().ink) if color is None else QColor(color)
+        size = th.BASE_TICK_FONT_PT * abs(scale) * th.scale_factor(self.chart.presentation())
+        return (qcolor.rgba(), size, bool(bold))
 
     def _style_text(self, item: pg.TextItem, color, scale: float, bold: bool) -> None:
-        theme = self.chart.theme()
-        qcolor = QColor(theme.ink) if color is None else QColor(color)
-        size = th.BASE_TICK_FONT_PT * abs(scale) * th.scale_factor(self.chart.presentation())
-        style = (qcolor.rgba(), size, bool(bold))
-        if getattr(item, "_roofline_style", None) == style:
+        style = self._text_style(color, scale, bold)
+        if item._roofline_style == style:
             return  # setting the same font again lays the text out again
         item._roofline_style = style
-        item.setColor(qcolor)
+        item.setColor(QColor(self.chart.theme().ink) if color is None else QColor(color))
         font = QFont()
-        font.setPointSizeF(size)
+        font.setPointSizeF(style[1])
         font.setBold(bold)
         item.setFont(font)
 
@@ -1615,34 +1771,38 @@ class RooflinePanel(PanelBase):
     def _draw_points(self) -> None:
         p = self._placements
         if p is None or len(p) == 0:
-            self.points.set_points([], [], [], *self._point_styles(), size=7)
+            if len(self.points.data):  # already empty: nothing to do
+                self.points.set_points([], [], [], *self._point_styles(), size=7)
             return
         s = th.scale_factor(self.chart.presentation())
         brushes, pen = self._point_styles()
         # the intensities are the kernels' own: the same array under another roof (_place)
         if self._log_intensity is None or self._log_intensity[0] is not p.intensity:
-            self._log_intensity = (p.intensity, _log10(p.intensity))
+            log_intensity = _log10(p.intensity)
+            log_intensity.flags.writeable = False  # (the points keep it while it is the same)
+            self._log_intensity = (p.intensity, log_intensity)
         self.points.set_points(self._log_intensity[1], _log10(p.achieved), p.compute_bound, brushes, pen,
                                size=(11 if len(p) <= 200 else 7) * s)
         self._mark_selection()
 
-    def _label_points(self) -> None:
-        """Name each point when there are few, in level text beside the point where it
-        touches no line, label or other point (``_place_point_labels``)."""
-        self._point_labels = []
+    def _point_label_specs(self) -> list[tuple[_Label, int]]:
+        """(label, kernel row) of each point to name: when there are few, in level text beside
+        the point where it touches no line, label or other point (``_place_point_labels``)."""
         p = self._placements
-        if p is not None and 0 < len(p) <= MAX_POINT_LABELS:
-            for i, name in enumerate(p.names):
-                x, y = float(p.intensity[i]), float(p.achieved[i])
-                if not (math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0):
-                    continue  # off a log axis (an intensity that underflowed to 0): no point to name
-                if self.kernel_model.above_roof(i) or self.kernel_model.time_stale(i):
-                    item = self._label(f"{WARNING_MARK} {_label_lines(name)}", x, y, (0.0, 0.0),
-                                       QColor(self.chart.theme().error), 0.95)
-                else:
-                    item = self._label(_label_lines(name), x, y, (0.0, 0.0), None, 0.95)
-                self._point_labels.append((item, i))
-        self._place_point_labels()  # also clears the leader lines when there is nothing to name
+        if p is None or not 0 < len(p) <= MAX_POINT_LABELS:
+            return []
+        out = []
+        for i, name in enumerate(p.names):
+            x, y = float(p.intensity[i]), float(p.achieved[i])
+            if not (math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0):
+                continue  # off a log axis (an intensity that underflowed to 0): no point to name
+            if self.kernel_model.above_roof(i) or self.kernel_model.time_stale(i):
+                label = _Label(f"{WARNING_MARK} {_label_lines(name)}", x, y, (0.0, 0.0),
+                               QColor(self.chart.theme().error), 0.95)
+            else:
+                label = _Label(_label_lines(name), x, y, (0.0, 0.0), None, 0.95)
+            out.append((label, i))
+        return out
 
     def _view_resized(self, *_args) -> None:
         self._place_point_labels()
@@ -1952,10 +2112,18 @@ class RooflinePanel(PanelBase):
     def _mark_warning_rows(self) -> None:
         """Warning rows of the results in the theme's error colour (the others as they were)."""
         table = self.results
-        color = QBrush(QColor(self.chart.theme().error))
+        error = QColor(self.chart.theme().error)
+        warn_rows = [r for r in range(table.rowCount()) if (first := table.item(r, 0)) is not None
+                     and first.text().startswith(WARNING_MARK)]
+        # the same rows in the same colour: marked already (the table keeps its cells' items
+        # while its number of rows stays; new numbers in them keep their colour)
+        marked = (table.rowCount(), tuple(warn_rows), error.rgba())
+        if marked == self._marked_rows:
+            return
+        self._marked_rows = marked
+        color = QBrush(error)
         for r in range(table.rowCount()):
-            first = table.item(r, 0)
-            warn = first is not None and first.text().startswith(WARNING_MARK)
+            warn = r in warn_rows
             for c in range(table.columnCount()):
                 item = table.item(r, c)
                 if item is None:

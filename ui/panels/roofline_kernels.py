@@ -779,14 +779,21 @@ class KernelTableView(QTableView):
         columns = [(col, rows) for col, rows in changed.items()
                    if (first_col <= col <= last_col or (col == KernelTableModel.NAME and bound_changed))
                    and not self.isColumnHidden(col)]
-        for row in range(first, last + 1):
-            index = model.index(row, 0)
-            src = model.mapToSource(index).row() if proxy else row
-            if src < 0:
-                continue
-            for col, rows in columns:
-                if src < len(rows) and rows[src]:
-                    region = region.united(self.visualRect(model.index(row, col)))
+        # the kernels on screen in numpy (mapping each row through the proxy in Python was
+        # most of the work), then the cells of those whose column changed
+        if isinstance(model, KernelSortProxy):
+            sources = model.source_rows_in(first, last)
+        elif proxy:
+            sources = np.array([model.mapToSource(model.index(row, 0)).row() for row in range(first, last + 1)],
+                               dtype=np.intp)
+        else:
+            sources = np.arange(first, last + 1)
+        for col, rows in columns:
+            mapped = (sources >= 0) & (sources < len(rows))
+            hit = np.zeros(len(sources), dtype=bool)
+            hit[mapped] = rows[sources[mapped]]
+            for offset in np.flatnonzero(hit):
+                region = region.united(self.visualRect(model.index(first + int(offset), col)))
         return region
 
     def keyPressEvent(self, event):  # noqa: N802 - Qt naming
