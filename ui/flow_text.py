@@ -55,6 +55,12 @@ def _separator(gap: int) -> str:
     return "\u00a0" * (gap - 1) + " "
 
 
+def _font(size_pt: float) -> QFont:
+    font = QFont()
+    font.setPointSizeF(size_pt)
+    return font
+
+
 def _unbroken(text: str) -> str:
     return text.replace(" ", "\u00a0").replace("-", "\u2011")
 
@@ -72,12 +78,11 @@ class FlowText(pg.GraphicsWidget):
         self._gap = 1
         self._ink = QColor("#000000")
         self._size_pt = 9.0
-        self._font = QFont()
+        self._font = _font(self._size_pt)
         self._wrap_width = 400.0
         #: per paragraph: (its pieces, the width it was laid out at, its layout)
         self._layouts: list[tuple[tuple[Piece, ...], float, QTextLayout]] = []
         self._lines = 0
-        self._natural_width = 0.0
         self._formats: dict[tuple[str | None, bool], QTextCharFormat] = {}
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.setVisible(False)
@@ -91,8 +96,7 @@ class FlowText(pg.GraphicsWidget):
             return
         if (size_pt, gap) != (self._size_pt, self._gap) or ink_color != self._ink:
             self._layouts, self._formats = [], {}  # every paragraph in the new look
-            self._font = QFont()
-            self._font.setPointSizeF(size_pt)
+            self._font = _font(size_pt)
         self._paragraphs, self._gap, self._size_pt, self._ink = content, gap, size_pt, ink_color
         self.setVisible(bool(content))
         self._lay_out()
@@ -109,9 +113,6 @@ class FlowText(pg.GraphicsWidget):
         """The text as shown: a line per paragraph, pieces joined by spaces (no wrapping)."""
         return "\n".join(" ".join("".join(run.text for run in piece) for piece in para)
                          for para in self._paragraphs)
-
-    def runs(self) -> list[TextRun]:
-        return [run for para in self._paragraphs for piece in para for run in piece]
 
     def set_wrap_width(self, width: float) -> None:
         width = max(80.0, float(width))
@@ -188,9 +189,6 @@ class FlowText(pg.GraphicsWidget):
                 layouts.append((para, width, self._paragraph_layout(para, width)))
         self._layouts = layouts
         self._lines = sum(layout.lineCount() for _para, _width, layout in layouts)
-        # asks for the width it wraps at, as a text document does: a long unwrapped line must not
-        # make the chart ask for more room than it has
-        self._natural_width = self._wrap_width if layouts else 0.0
         self.update()
         if (self._lines, self._line_height()) == before:
             return False
@@ -215,7 +213,9 @@ class FlowText(pg.GraphicsWidget):
             return QSizeF(0, height)
         if which == Qt.SizeHint.MaximumSize:
             return QSizeF(1e6, height)
-        return QSizeF(self._natural_width, height)
+        # the width it wraps at, as a text document asks for: a long unwrapped line must not make
+        # the chart ask for more room than it has
+        return QSizeF(self._wrap_width if self._layouts else 0.0, height)
 
     # -- painting ------------------------------------------------------------------------------
     def paint(self, p, *_args) -> None:

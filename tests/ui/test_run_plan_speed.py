@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QCoreApplication
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsTextItem
 from window_helpers import type_in
 
@@ -252,3 +252,18 @@ def test_a_toolbar_edit_typesets_no_rich_text_in_the_charts(qtbot, window, monke
     assert step.getPlotItem().titleLabel.plain_text() == f"One training step: {_seconds(p.step_time_s)}"
     assert f"({_percent(p.breakdown['compute'] / p.step_time_s)})" in step.key.plain_text()
     assert panel.memory_chart.caption.plain_text().startswith(panel.memory_summary())
+
+
+def test_a_new_text_block_draws_in_the_size_it_is_given_whatever_the_application_font(qapp):
+    # its first look (9 pt, black) is the one asked for here: the block must not keep the
+    # application's font from before it had a look
+    font = qapp.font()
+    bigger = QFont(font)
+    bigger.setPointSizeF(15.0)
+    qapp.setFont(bigger)
+    try:
+        block = FlowText()
+        block.set_paragraphs([words("Compute 1.23 s")], "#000000", 9.0)
+        assert block._font.pointSizeF() == pytest.approx(9.0)
+    finally:
+        qapp.setFont(font)
