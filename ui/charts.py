@@ -46,6 +46,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
 
+from ui import axis_specs
 from ui import theme as th
 from ui.label_placement import place_labels
 
@@ -317,7 +318,7 @@ class LogUnitAxis(pg.AxisItem):
         (a 1920 px chart's grid took most of every repaint, hover moves included)."""
         self._specs_rect = super().boundingRect()  # constant while the specs are made
         try:
-            specs = super().generateDrawSpecs(p)
+            specs = axis_specs.draw_specs(self, p) if axis_specs.covers(self) else super().generateDrawSpecs(p)
         finally:
             self._specs_rect = None
         bg = self.grid_background
