@@ -18,7 +18,6 @@ from bisect import bisect_left, insort
 from math import ceil, hypot
 
 import pyqtgraph as pg
-
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPen
 
