@@ -11,7 +11,6 @@ bookkeeping pyqtgraph needs stays inside this module.
 from __future__ import annotations
 
 import contextlib
-import html
 import math
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -326,21 +325,26 @@ class LogUnitAxis(pg.AxisItem):
             return specs
         axis_spec, tick_specs, text_specs = specs
         opaque: dict[int, QPen] = {}
+        shown: dict[int, QPen] = {}  # by pen object: a tick level's lines share one pen
         out = []
         for pen, p1, p2 in tick_specs:
-            c = pen.color()
-            if c.alpha() < 255:
-                key = c.rgba()
-                if key not in opaque:
-                    a = c.alphaF()
-                    mixed = QColor.fromRgbF(a * c.redF() + (1 - a) * bg.redF(),
-                                            a * c.greenF() + (1 - a) * bg.greenF(),
-                                            a * c.blueF() + (1 - a) * bg.blueF())
-                    new = QPen(pen)
-                    new.setColor(mixed)
-                    opaque[key] = new
-                pen = opaque[key]
-            out.append((pen, p1, p2))
+            made = shown.get(id(pen))
+            if made is None:
+                made = pen
+                c = pen.color()
+                if c.alpha() < 255:
+                    key = c.rgba()
+                    if key not in opaque:
+                        a = c.alphaF()
+                        mixed = QColor.fromRgbF(a * c.redF() + (1 - a) * bg.redF(),
+                                                a * c.greenF() + (1 - a) * bg.greenF(),
+                                                a * c.blueF() + (1 - a) * bg.blueF())
+                        new = QPen(pen)
+                        new.setColor(mixed)
+                        opaque[key] = new
+                    made = opaque[key]
+                shown[id(pen)] = made  # tick_specs keeps ``pen`` alive: its id is not reused
+            out.append((made, p1, p2))
         return axis_spec, out, text_specs
 
     def setLogMode(self, *args, **kwargs):  # noqa: N802 - pyqtgraph naming
@@ -575,24 +579,6 @@ def keep_painted(item: QGraphicsItem) -> None:
         item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
-def _label_html(label: pg.LabelItem, text: str) -> str:
-    """The HTML pyqtgraph's ``LabelItem.setText`` makes of ``text`` with the label's own style
-    options (colour, family, size, bold, italic), for setting a text without its layout round."""
-    opts = label.opts
-    color = opts.get("color")
-    ink = pg.mkColor(color if color is not None else pg.getConfigOption("foreground"))
-    style = [f"color: {ink.name(QColor.NameFormat.HexArgb)}"]
-    if "family" in opts:
-        style.append(f"font-family: {opts['family']}")
-    if "size" in opts:
-        style.append(f"font-size: {opts['size']}")
-    if opts.get("bold") in (True, False):
-        style.append(f"font-weight: {'bold' if opts['bold'] else 'normal'}")
-    if opts.get("italic") in (True, False):
-        style.append(f"font-style: {'italic' if opts['italic'] else 'normal'}")
-    return f"<span style='{'; '.join(style)}'>{text}</span>"
-
-
 def _keep_painted_if(item: QGraphicsItem, keep: bool) -> None:
     if keep:
         keep_painted(item)
@@ -631,34 +617,36 @@ def discard_legend(legend) -> None:
         legend.scene().removeItem(legend)
 
 
-class _TitleLabel(pg.GraphicsWidget):
-    """A plot's title: one line of bold text, centred in its row, painted as a static text.
+class _StaticLabel(pg.GraphicsWidget):
+    """One line of plain text in a chart, measured once per text and painted as a static text.
 
-    pyqtgraph's LabelItem typesets its text as rich text: each new title (a step time, a
-    sparsity) parsed markup and laid a text document out again, and every paint drew it
-    through that document. The title is plain text here, measured and drawn once per text:
-    whatever it holds is shown as it is, never read as markup. Its text is no floor for the
-    plot's width (the chart cuts the title to its width with "…" instead), and a new text
-    asks the plot's layout for nothing unless its height changes."""
+    pyqtgraph's LabelItem typesets its text as rich text: each new text (a step time, a ridge
+    in a legend) parsed markup and laid a text document out again, and every paint drew it
+    through that document. Whatever the text holds is shown as it is here, never read as
+    markup. It keeps pyqtgraph's look: the text in the style of ``opts`` (colour, size as
+    "9pt", bold), 4 px of margin around it as a text document has."""
 
-    def __init__(self, parent=None):
+    #: room around the text, as a QGraphicsTextItem's document margin leaves it
+    MARGIN = 4.0
+
+    def __init__(self, parent=None, **opts):
         super().__init__(parent)
         #: the text on show, as plain text
         self.text = ""
-        #: the look pyqtgraph's ``setTitle`` passes on (colour, size as "11.5pt", bold)
-        self.opts: dict[str, Any] = {"color": None, "size": "11pt", "bold": True}
+        #: the look (``color``, ``size`` as "11.5pt", ``bold``), as pyqtgraph's labels take it
+        self.opts: dict[str, Any] = {"color": None, "size": "11pt", "bold": False, **opts}
         self._static: QStaticText | None = None
         self._font = QFont()
         self._ink = QColor("#000000")
-        self.setSizePolicy(pg.QtWidgets.QSizePolicy.Policy.Preferred, pg.QtWidgets.QSizePolicy.Policy.Fixed)
 
-    def setText(self, text: str, **args) -> None:  # noqa: N802 - pyqtgraph naming (PlotItem.setTitle)
+    def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming
         """``text`` in the look given (``color``, ``size``, ``bold``), as pyqtgraph's
-        LabelItem.setText takes it, but plain: what the text holds is shown as it is."""
+        LabelItem.setText takes it, but plain. True when the label's size changed (the
+        caller's layout has to know)."""
         opts = {**self.opts, **args}
         look_changed = opts != self.opts
         if not look_changed and text == self.text and self._static is not None:
-            return
+            return False
         self.opts = opts
         if look_changed or self._static is None:
             font = QFont()
@@ -668,15 +656,20 @@ class _TitleLabel(pg.GraphicsWidget):
             self._font = font
             self._ink = QColor(pg.mkColor(opts["color"] if opts.get("color") is not None
                                           else pg.getConfigOption("foreground")))
-        height = self._height()
+        before = self.text_size()
         self.text = text
         static = QStaticText(text)
         static.setTextFormat(Qt.TextFormat.PlainText)
         static.prepare(QTransform(), self._font)
         self._static = static
         self.update()
-        if self._height() != height or look_changed or self.text_width() > self.size().width():
-            self.updateGeometry()  # a row of another height, or a text its row cannot hold
+        return self.text_size() != before or look_changed
+
+    def setAttr(self, attr: str, value) -> None:  # noqa: N802 - pyqtgraph naming
+        """A new look for the text on show (a legend's label colour or size)."""
+        if self.opts.get(attr) != value:
+            self.setText(self.text, **{attr: value})
+            self.updateGeometry()
 
     def plain_text(self) -> str:
         return self.text
@@ -684,9 +677,40 @@ class _TitleLabel(pg.GraphicsWidget):
     def text_width(self) -> float:
         return self._static.size().width() if self._static is not None else 0.0
 
+    def text_size(self) -> tuple[float, float]:
+        """(width, height) of the text with its margins, as a text document of it measures."""
+        if self._static is None:
+            return (0.0, 0.0)
+        return (self.text_width() + 2 * self.MARGIN, QFontMetricsF(self._font).height() + 2 * self.MARGIN)
+
+    def _draw_text(self, p, at: QPointF) -> None:
+        if self._static is None or not self.text:
+            return
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        p.setFont(self._font)
+        p.setPen(self._ink)
+        p.drawStaticText(at, self._static)
+
+
+class _TitleLabel(_StaticLabel):
+    """A plot's title: one line of bold text, centred in its row (see :class:`_StaticLabel`).
+    Its text is no floor for the plot's width (the chart cuts the title to its width with "…"
+    instead), and a new text asks the plot's layout for nothing unless its height changes."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent, bold=True)
+        self.setSizePolicy(pg.QtWidgets.QSizePolicy.Policy.Preferred, pg.QtWidgets.QSizePolicy.Policy.Fixed)
+
+    def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming (PlotItem.setTitle)
+        height = self._height()
+        look_changed = {**self.opts, **args} != self.opts
+        changed = super().setText(text, **args)
+        if self._height() != height or look_changed or self.text_width() > self.size().width():
+            self.updateGeometry()  # a row of another height, or a text its row cannot hold
+        return changed
+
     def _height(self) -> float:
-        # as tall as a text document of this font (its 4 px margins included), as pyqtgraph's was
-        return QFontMetricsF(self._font).height() + 8.0 if self._static is not None else 0.0
+        return self.text_size()[1]
 
     def sizeHint(self, which, constraint=None):  # noqa: N802 - Qt naming
         if which == Qt.SizeHint.MaximumSize:
@@ -694,18 +718,40 @@ class _TitleLabel(pg.GraphicsWidget):
         height = self._height()
         if which == Qt.SizeHint.MinimumSize:
             return QSizeF(0.0, height)
-        return QSizeF(self.text_width() + 8.0, height)
+        return QSizeF(self.text_width() + 2 * self.MARGIN, height)
 
     def paint(self, p, *_args) -> None:
-        if self._static is None or not self.text:
+        if self._static is None:
             return
         size = self._static.size()
         rect = self.rect()
-        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-        p.setFont(self._font)
-        p.setPen(self._ink)
-        p.drawStaticText(QPointF(rect.center().x() - size.width() / 2.0, rect.center().y() - size.height() / 2.0),
-                         self._static)
+        self._draw_text(p, QPointF(rect.center().x() - size.width() / 2.0, rect.center().y() - size.height() / 2.0))
+
+
+class _LegendLabel(_StaticLabel):
+    """A legend entry's name (see :class:`_StaticLabel`), at the top left of its cell as
+    pyqtgraph's left-justified label sits, and as large as its text: the legend's box is
+    sized from its labels."""
+
+    def __init__(self, text: str, **opts):
+        super().__init__(None, **opts)
+        self.setText(text)
+
+    def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming
+        changed = super().setText(text, **args)
+        if changed:
+            width, height = self.text_size()
+            self.setMinimumSize(width, height)
+            self.updateGeometry()
+        return changed
+
+    def sizeHint(self, which, constraint=None):  # noqa: N802 - Qt naming
+        if which == Qt.SizeHint.MaximumSize:
+            return QSizeF(-1, -1)
+        return QSizeF(*self.text_size())
+
+    def paint(self, p, *_args) -> None:
+        self._draw_text(p, QPointF(self.MARGIN, self.MARGIN))
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
         return QRectF(0.0, 0.0, self.size().width(), self.size().height())
@@ -717,7 +763,20 @@ class _Legend(pg.LegendItem):
     The box is a rectangle on whole pixels: antialiased, Qt's raster engine filled its
     translucent background through the path rasteriser, several times slower than a plain
     rectangle fill (a Scaling chart's legend box: ~6% of an edit's time). Aliased, its edges
-    fall on the same pixels and the border is a crisp line."""
+    fall on the same pixels and the border is a crisp line.
+
+    Its names are :class:`_LegendLabel` plain texts, not pyqtgraph's rich-text labels: a
+    series is often named after a user's preset, and a renamed entry (a ridge's new value)
+    cost a parse and a text document's layout."""
+
+    def addItem(self, item, name: str) -> None:  # noqa: N802 - pyqtgraph naming
+        """An entry for ``item`` named ``name`` (shown as it is), as pyqtgraph adds one."""
+        label = _LegendLabel(name, color=self.opts["labelTextColor"], size=self.opts["labelTextSize"])
+        sample = item if isinstance(item, self.sampleType) else self.sampleType(item)
+        sample.sigClicked.connect(self.sigSampleClicked)
+        self.items.append((sample, label))
+        self._addItemToLayout(sample, label)
+        self.updateSize()
 
     def paint(self, p, *args) -> None:
         if not self.frame:
@@ -1240,9 +1299,9 @@ class Chart(pg.PlotWidget):
     @staticmethod
     def _fill_legend(legend: pg.LegendItem, shown: Sequence[Series]) -> None:
         """Make ``legend`` list ``shown``: its entries are re-pointed and renamed in place, and
-        made again only when their number changes."""
-        # pyqtgraph's legend labels are HTML; a series can be named after a user's preset.
-        texts = [html.escape(s.name) for s in shown]
+        made again only when their number changes. The names are plain text (a series can be
+        named after a user's preset: it is shown as it is)."""
+        texts = [s.name for s in shown]
         if len(legend.items) != len(shown):
             legend.clear()
             for series, text in zip(shown, texts, strict=True):
@@ -1253,9 +1312,8 @@ class Chart(pg.PlotWidget):
             if sample.item is not series.item:
                 sample.item = series.item
             sample.update()  # its line is drawn with the item's (possibly new) pen
-            if label.text != text and not Chart._rename_in_place(label, text):
-                label.setText(text)
-                resized = True
+            if label.text != text and label.setText(text):
+                resized = True  # another size: the box is sized again (a ridge "295" to "590" is not)
         if resized:
             # size the box as a new legend would: from the labels' own widths (the layout
             # has stretched them to the widest one, which may have been renamed shorter)
@@ -1263,21 +1321,6 @@ class Chart(pg.PlotWidget):
                 label.resize(label.minimumSize())
             legend.updateSize()
             legend.layout.activate()  # now, not as a posted layout request after the paint
-
-    @staticmethod
-    def _rename_in_place(label: pg.LabelItem, text: str) -> bool:
-        """Give a legend label a new text of the same laid-out size (a ridge "295" becoming
-        "590"), in the style pyqtgraph's setText gives it, without its layout round: the
-        legend keeps its size and the plot is not laid out again. False when the new text has
-        another size: it is on the label then, not yet laid out, and the caller sets it the
-        usual way."""
-        item = label.item
-        before = item.boundingRect().size()
-        item.setHtml(_label_html(label, text))
-        if item.boundingRect().size() != before:
-            return False
-        label.text = text
-        return True
 
     def _restack_series(self) -> None:
         """The series drawn in the order they were added, the last on top, as new items would

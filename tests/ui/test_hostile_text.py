@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QAbstractButton, QComboBox, QLabel, QMessageBox, Q
 from presets import hardware_by_key
 from storage import Project
 from ui import dialogs
-from ui.charts import Chart, _TitleLabel
+from ui.charts import Chart, _StaticLabel
 from ui.main_window import MainWindow
 
 # A tag Qt would act on if it were rendered: the test's own file, so nothing is ever opened.
@@ -50,13 +50,13 @@ def _offenders(root: QWidget) -> list[str]:
         if isinstance(w, QAbstractButton) and TAG in w.toolTip():
             found.append(f"button tooltip {name}")
     for plot in root.findChildren(pg.PlotWidget):  # legend labels and titles are HTML in pyqtgraph
+        # the charts' legend names and titles are painted as plain text (shown as they are)
         legend = plot.getPlotItem().legend
         for _sample, label in (legend.items if legend is not None else []):
-            if TAG in label.text:
+            if TAG in label.text and not isinstance(label, _StaticLabel):
                 found.append(f"legend label in {plot.objectName()}: {label.text[:80]}")
         title = plot.getPlotItem().titleLabel
-        # the charts' titles are painted as plain text (shown as they are); any other is HTML
-        if TAG in title.text and not isinstance(title, _TitleLabel):
+        if TAG in title.text and not isinstance(title, _StaticLabel):
             found.append(f"title of {plot.objectName()}")
     for action in root.findChildren(QAction):
         if TAG in action.toolTip():

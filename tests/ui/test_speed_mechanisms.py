@@ -558,23 +558,29 @@ def test_a_legend_entry_renamed_to_a_text_of_its_size_keeps_the_legend_as_it_is(
     chart.update_legend()
     legend = chart._legend
     size = legend.geometry().size()
-    set_texts = []
-    real = pg.LabelItem.setText
-    monkeypatch.setattr(pg.LabelItem, "setText", lambda label, text, **kw: set_texts.append(text) or real(label, text, **kw))
+    sized = []
+    real = type(legend).updateSize
+    monkeypatch.setattr(type(legend), "updateSize", lambda item: sized.append(item) or real(item))
     with chart.replacing_series():
         chart.add_series("H100: ridge 590 FLOP/B", x, [1.0, 4.0])  # the same digits' width
         chart.add_series("B200: ridge 562 FLOP/B", x, [2.0, 6.0])
     _events()
     labels = [label for _sample, label in legend.items]
     assert [label.text for label in labels] == ["H100: ridge 590 FLOP/B", "B200: ridge 562 FLOP/B"]
-    assert set_texts == [] and legend.geometry().size() == size  # renamed in place, no layout round
-    # the text looks as pyqtgraph's own setText makes it
-    fresh = pg.LabelItem(**labels[0].opts)
-    real(fresh, labels[0].text)
-    assert labels[0].item.toHtml() == fresh.item.toHtml()
-    set_texts.clear()
+    assert sized == [] and legend.geometry().size() == size  # renamed in place, no layout round
+    # measured as pyqtgraph's own label of that text and look measures (its box is sized so)
+    fresh = pg.LabelItem(labels[0].text, color=labels[0].opts["color"], size=labels[0].opts["size"], justify="left")
+    ours, theirs = labels[0].minimumSize(), fresh.minimumSize()
+    assert abs(ours.width() - theirs.width()) <= 1.0 and abs(ours.height() - theirs.height()) <= 1.0
     with chart.replacing_series():
         chart.add_series("H100: ridge 590 FLOP/B, a longer name", x, [1.0, 4.0])
         chart.add_series("B200: ridge 562 FLOP/B", x, [2.0, 6.0])
     _events()
-    assert set_texts == ["H100: ridge 590 FLOP/B, a longer name"] and legend.geometry().width() > size.width()
+    assert sized and legend.geometry().width() > size.width()
+    # a name is shown as it is: markup in it is text, and takes the room its characters take
+    with chart.replacing_series():
+        chart.add_series("<b>H100</b> &amp;", x, [1.0, 4.0])
+        chart.add_series("B200: ridge 562 FLOP/B", x, [2.0, 6.0])
+    _events()
+    label = legend.items[0][1]
+    assert label.text == "<b>H100</b> &amp;" and label.minimumSize().width() > fresh.minimumSize().width() / 2
