@@ -578,14 +578,28 @@ def analyse(kind: str, scenario: Any, view: PlanView | None, catalog: Catalog) -
     return analyse_kind(scenario, view, catalog) if analyse_kind is not None else None
 
 
+#: values with nothing to make read-only, by exact type (the common leaves, without isinstance)
+_LEAVES = frozenset({str, bytes, int, float, bool, type(None)})
+
+
 def _read_only(value: Any, depth: int = 0) -> None:
     """Make the numpy arrays of a kept analysis read-only (a few levels deep): every reader gets
     the same result, so one that wrote into an array would change what the others are shown.
     Written to, it now says so (ValueError) instead."""
-    if depth > 5 or value is None or isinstance(value, (str, bytes, int, float, bool, Scenario, RunPlan)):
-        return  # a scenario or a plan is immutable already (and may hold 10,000 kernels)
+    kind = type(value)
+    if depth > 5 or kind in _LEAVES:
+        return
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
+        return
+    names = v.field_names(kind)
+    if names is not None:
+        if isinstance(value, (Scenario, RunPlan)):
+            return  # a scenario or a plan is immutable already (and may hold 10,000 kernels)
+        for name in names:
+            _read_only(getattr(value, name), depth + 1)
+    elif isinstance(value, (str, bytes, int, float, bool)):
+        return
     elif isinstance(value, (tuple, list)):
         if len(value) <= 64:  # rows of figures, not data: their arrays are what is shared
             for item in value:
@@ -593,9 +607,6 @@ def _read_only(value: Any, depth: int = 0) -> None:
     elif isinstance(value, Mapping):
         for item in value.values():
             _read_only(item, depth + 1)
-    elif (names := v.field_names(type(value))) is not None:
-        for name in names:
-            _read_only(getattr(value, name), depth + 1)
 
 
 class AnalysisCache:
