@@ -48,6 +48,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
 from ui import axis_specs
 from ui import theme as th
 from ui.label_placement import place_labels
+from ui.plain_text_item import PlainTextItem, use_plain_text
 
 _PREFIXES = [
     (1e18, "E"),
@@ -795,7 +796,12 @@ class _LineLabel(pg.InfLineLabel):
     pyqtgraph's label formats its text with the line's value (``format.format(value=...)``)
     and sets it again whenever the line moves: a "{" in a name (a preset's, a file's) raised
     inside Qt's call, and every move of the line laid the same words out again. Here the text
-    is the words themselves, set only when they change; the label's place still follows."""
+    is the words themselves, set only when they change; the label's place still follows. They
+    are drawn as a static text (:mod:`ui.plain_text_item`), not a text document."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        use_plain_text(self)
 
     def set_words(self, words: str) -> None:
         """New words, set now: a pooled line takes them while it is still hidden (pyqtgraph's
@@ -1366,7 +1372,7 @@ class Chart(pg.PlotWidget):
             self._op_item = pg.PlotDataItem()
             self._op_item.setZValue(40)
             plot.addItem(self._op_item)
-            self._op_label = pg.TextItem(anchor=(-0.08, 1.1))
+            self._op_label = PlainTextItem(anchor=(-0.08, 1.1))
             self._op_label.setZValue(41)
             plot.addItem(self._op_label, ignoreBounds=True)
             self._style_operating_point()
@@ -1675,7 +1681,7 @@ class Chart(pg.PlotWidget):
         plot = self.getPlotItem()
         vline = pg.InfiniteLine(angle=90, movable=False)
         hline = pg.InfiniteLine(angle=0, movable=False)
-        text = pg.TextItem(anchor=(0, 1))
+        text = PlainTextItem(anchor=(0, 1))
         for item in (vline, hline, text):
             item.setZValue(60)
             item.setVisible(False)

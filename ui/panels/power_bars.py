@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 from ui import theme as th
 from ui.charts import BarRect, BarsItem, Chart
+from ui.plain_text_item import PlainTextItem
 
 #: A bar in the theme's ink (black on white, light on dark): for totals.
 INK = "ink"
@@ -70,7 +71,7 @@ class HBarChart(Chart):
     def _row_text(self, i: int) -> pg.TextItem:
         if i < len(self._texts):
             return self._texts[i]
-        text = pg.TextItem("", anchor=(-0.04, 0.5))
+        text = PlainTextItem("", anchor=(-0.04, 0.5))
         text.setZValue(30)
         self.getPlotItem().addItem(text, ignoreBounds=True)
         self._texts.append(text)

@@ -64,6 +64,7 @@ from ui.panels.roofline_kernels import (
     read_kernel_file,
 )
 from ui.panels.roofline_measure import MachineMeasurement
+from ui.plain_text_item import PlainTextItem
 from workbench.analyses import roofline as roofline_analysis
 from workbench.analyses.roofline import DeviceRoofs, RooflineAnalysis, RoofWarnings
 from workbench.hardware import PRECISION_LABELS, Hardware
@@ -1682,7 +1683,7 @@ class RooflinePanel(PanelBase):
                     item = pool.pop(next((j for j, it in enumerate(pool) if it._roofline_style == style), 0))
                     item.setText(label.text)
                 else:
-                    item = pg.TextItem(label.text, anchor=label.anchor, rotateAxis=label.rotate, angle=label.angle)
+                    item = PlainTextItem(label.text, anchor=label.anchor, rotateAxis=label.rotate, angle=label.angle)
                     item._roofline_style = None
                     item.setZValue(45)
                     self.chart.getPlotItem().addItem(item, ignoreBounds=True)

@@ -47,6 +47,7 @@ from ui.charts import BarRect, BarsItem, Chart
 from ui.commands import push_scenario_edit
 from ui.flow_text import FlowText, key_entry, words
 from ui.panel import PanelBase, ResultRow
+from ui.plain_text_item import PlainTextItem
 from ui.widgets.cap_field import CapField
 from workbench import plan as plan_model
 from workbench import units
@@ -259,7 +260,7 @@ class BarChart(Chart):
             if not item.isVisible():
                 item.setVisible(True)
         else:
-            item = pg.TextItem(text, anchor=anchor, color=self.theme().ink)
+            item = PlainTextItem(text, anchor=anchor, color=self.theme().ink)
             font = QFont()
             font.setPointSizeF(size)
             font.setBold(bold)
