@@ -679,10 +679,12 @@ class _StaticLabel(pg.GraphicsWidget):
         return self._static.size().width() if self._static is not None else 0.0
 
     def text_size(self) -> tuple[float, float]:
-        """(width, height) of the text with its margins, as a text document of it measures."""
+        """(width, height) of the text with its margins, as a text document of it measures
+        (its line is a whole number of pixels tall)."""
         if self._static is None:
             return (0.0, 0.0)
-        return (self.text_width() + 2 * self.MARGIN, QFontMetricsF(self._font).height() + 2 * self.MARGIN)
+        line = math.ceil(QFontMetricsF(self._font).height())
+        return (self.text_width() + 2 * self.MARGIN, line + 2 * self.MARGIN)
 
     def _draw_text(self, p, at: QPointF) -> None:
         if self._static is None or not self.text:
@@ -703,8 +705,10 @@ class _TitleLabel(_StaticLabel):
         self.setSizePolicy(pg.QtWidgets.QSizePolicy.Policy.Preferred, pg.QtWidgets.QSizePolicy.Policy.Fixed)
 
     def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming (PlotItem.setTitle)
-        height = self._height()
         look_changed = {**self.opts, **args} != self.opts
+        if not look_changed and text == self.text and self._static is not None:
+            return False  # the same title: nothing to measure or lay out again
+        height = self._height()
         changed = super().setText(text, **args)
         if self._height() != height or look_changed or self.text_width() > self.size().width():
             self.updateGeometry()  # a row of another height, or a text its row cannot hold
@@ -1307,7 +1311,9 @@ class Chart(pg.PlotWidget):
         """Make ``legend`` list ``shown``: its entries are re-pointed and renamed in place, and
         made again only when their number changes. The names are plain text (a series can be
         named after a user's preset: it is shown as it is)."""
-        texts = [s.name for s in shown]
+        # one line, its runs of spaces, tabs and line breaks as one space (as pyqtgraph's HTML
+        # label showed a name, and the entry's height is one line)
+        texts = [" ".join(s.name.split()) for s in shown]
         if len(legend.items) != len(shown):
             legend.clear()
             for series, text in zip(shown, texts, strict=True):

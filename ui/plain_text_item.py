@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -32,6 +33,8 @@ from PySide6.QtWidgets import QGraphicsItem
 
 #: the margin a QGraphicsTextItem's document leaves around its text
 MARGIN = 4.0
+#: what a text document breaks a line at (it hands each back as "\n")
+_LINE_BREAKS = re.compile("\r\n|[\r\u2028\u2029]")
 
 
 class PlainTextGraphic(QGraphicsItem):
@@ -50,6 +53,7 @@ class PlainTextGraphic(QGraphicsItem):
 
     # -- QGraphicsTextItem's interface ------------------------------------------------------------
     def setPlainText(self, text: str) -> None:  # noqa: N802 - Qt naming
+        text = _LINE_BREAKS.sub("\n", text)  # a name from a file may break lines any way
         if text != self._text:
             self._text = text
             self._lay_out()

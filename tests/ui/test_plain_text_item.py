@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsTextItem
 from ui.plain_text_item import PlainTextGraphic, PlainTextItem
 
 TEXTS = ["1. 58.8% → 61.2%: overlap the gradient all-reduce", "▼", "Ridge 590 FLOP/B", "", "x",
-         "H100 SXM: 989 TFLOP/s", "two\nlines", "Amdahl ceiling: 50×", "<b>bold?</b> & {value}"]
+         "H100 SXM: 989 TFLOP/s", "two\nlines", "Amdahl ceiling: 50×", "<b>bold?</b> & {value}",
+         "a\r\nb", "a\rb", "c\u2028d", "e\u2029f", "g\nh\n", "tab\there", "two  spaces"]
 
 
 def _font(points: float, bold: bool) -> QFont:
@@ -37,7 +38,7 @@ def test_it_measures_as_a_text_document(qapp, points, bold):
             item.setFont(_font(points, bold))
             item.setPlainText(text)
         assert plain.boundingRect() == document.boundingRect(), (points, bold, text)
-        assert plain.toPlainText() == text
+        assert plain.toPlainText() == document.toPlainText()
 
 
 def _ink(item, size=(420, 90)) -> tuple[int, int, int, int]:
