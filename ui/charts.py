@@ -1483,8 +1483,7 @@ class Chart(pg.PlotWidget):
 
     def _position_line(self, entry) -> None:
         line, value, _label, vertical, _color = entry
-        axis = "x" if vertical else "y"
-        pos = math.log10(value) if self._log[axis] else value
+        pos = self.to_view(value, 1.0)[0] if vertical else self.to_view(1.0, value)[1]  # log10 on a log axis
         if line.value() != pos:
             line.setPos(pos)
 

@@ -267,3 +267,34 @@ def test_a_new_text_block_draws_in_the_size_it_is_given_whatever_the_application
         assert block._font.pointSizeF() == pytest.approx(9.0)
     finally:
         qapp.setFont(font)
+
+
+def test_a_new_step_time_scales_the_bars_not_the_view(qtbot, window):
+    """A view's range change re-maps every item through pyqtgraph's signals; the bar charts'
+    views keep x from 0 to 1 and a new step time (or memory, or MFU) scales their content, so
+    that bars, ticks, texts, lines and the hover still read in real units."""
+    from PySide6.QtCore import QPointF
+
+    panel = window.panel("run_plan")
+    moved = []
+    for chart in panel.charts().values():
+        chart.getPlotItem().getViewBox().sigXRangeChanged.connect(lambda *_a, c=chart: moved.append(c))
+    for text in ("64", "512", "4096"):
+        type_in(qtbot, window.context_toolbar.gpu_field.edit, text)
+        window.grab()
+        p = panel.prediction()
+        step = panel.step_chart
+        vb = step.getPlotItem().getViewBox()
+        assert vb.viewRange()[0] == [0.0, 1.0]
+        # the bars' right end is where the axis puts the step time
+        end = step.bar_item.mapToScene(QPointF(p.step_time_s, 0.0)).x()
+        assert end == pytest.approx(vb.mapViewToScene(QPointF(p.step_time_s / (p.step_time_s * 1.005), 0.0)).x())
+        assert step.axis("x").scale == pytest.approx(p.step_time_s * 1.005)
+        assert step.from_view(0.5, 0.0)[0] == pytest.approx(p.step_time_s * 1.005 / 2)  # the hover's seconds
+        # the memory chart's capacity line and GiB ticks at their real values
+        memory = panel.memory_chart
+        line = memory._lines[0]
+        assert line[0].value() == pytest.approx(memory.to_view(line[1], 0.0)[0]) and 0.0 < line[0].value() < 1.0
+        ticks = memory.axis("x")._tickLevels[0]
+        assert ticks and all(0.0 <= v <= 1.0 for v, _text in ticks) and ticks[1][1] != ticks[0][1]
+    assert moved == []  # no view moved along x

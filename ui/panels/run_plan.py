@@ -29,7 +29,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTransform
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -168,6 +168,13 @@ class BarChart(Chart):
         # does not need are hidden), so a change moves texts instead of making new ones
         self._text_items: list[pg.TextItem] = []
         self._band: tuple | None = None
+        #: data units (seconds, bytes, MFU) per view unit along x. The view always shows x from
+        #: 0 to 1; a new x_max (every edit that moves the step time or the memory) scales the
+        #: content instead of the view: a view's range change re-maps every item through
+        #: pyqtgraph's signals (~10% of a toolbar edit), a scale is one transform and the axis
+        self._x_scale = 1.0
+        self._text_at: list[tuple[float, float]] = []  # the texts' places in data units
+        self._x_ticks: list | None = None  # the x ticks in data units (None: automatic)
         self._line_shown: tuple | None = None  # (value, label, colour, ...) of the line on show
         self._line_wanted: tuple | None = None
 
@@ -268,20 +275,63 @@ class BarChart(Chart):
             item.setZValue(30)
             self.getPlotItem().addItem(item, ignoreBounds=True)
             self._text_items.append(item)
-        if item.pos() != QPointF(x, y):
-            item.setPos(QPointF(x, y))
+        del self._text_at[len(self.texts):]
+        self._text_at.append((x, y))
+        self._place_text(item, x, y)
         self.texts.append(item)
         return item
+
+    def _place_text(self, item, x: float, y: float) -> None:
+        at = QPointF(x / self._x_scale, y)
+        if item.pos() != at:
+            item.setPos(at)
+
+    def to_view(self, x: float, y: float) -> tuple[float, float]:
+        return x / self._x_scale, y
+
+    def from_view(self, vx: float, vy: float) -> tuple[float, float]:
+        return vx * self._x_scale, vy
+
+    def set_x_ticks(self, ticks) -> None:
+        """The x axis' ticks as ``AxisItem.setTicks`` takes them, in data units (None:
+        automatic ones)."""
+        self._x_ticks = ticks
+        self._apply_x_ticks()
+
+    def _apply_x_ticks(self) -> None:
+        ticks, scale = self._x_ticks, self._x_scale
+        self.axis("x").setTicks(None if ticks is None else [[(v / scale, text) for v, text in level] for level in ticks])
 
     def set_band(self, x_max: float, rows: int = 1, top: float = 0.55) -> None:
         """x from 0 to ``x_max``; ``rows`` rows of bars, row i centred at y = -i; ``top`` room
         above the first row's centre."""
-        band = (x_max, rows, top)
+        if x_max != self._x_scale and x_max > 0:
+            self._set_x_scale(x_max)
+        band = (rows, top)
         if band == self._band:
-            return  # the same range: setting it again costs a range-change round
+            return  # the same rows: setting them again costs a range-change round
         self._band = band
         vb = self.getPlotItem().getViewBox()
-        vb.setRange(xRange=(0.0, x_max), yRange=(-(rows - 1) - 0.55, top), padding=0.0)
+        vb.setRange(xRange=(0.0, 1.0), yRange=(-(rows - 1) - 0.55, top), padding=0.0)
+
+    def _set_x_scale(self, scale: float) -> None:
+        """Show x from 0 to ``scale`` data units in the view's fixed 0 to 1: the bars' item
+        scaled, the texts and lines placed again, the axis' ticks and their prefix worked out
+        for the real values."""
+        self._x_scale = scale
+        item = self.bar_item
+        item.prepareGeometryChange()
+        item.setTransform(QTransform.fromScale(1.0 / scale, 1.0))
+        item._bounds = None  # its edges' padding in data units follows the new scale
+        for text, (x, y) in zip(self.texts, self._text_at, strict=False):
+            self._place_text(text, x, y)
+        for entry in self._lines:
+            self._position_line(entry)
+        axis = self.axis("x")
+        axis.setScale(scale)
+        if axis.autoSIPrefix:
+            axis.updateAutoSIPrefix()
+        self._apply_x_ticks()
 
 
 class RunPlanPanel(PanelBase):
@@ -829,7 +879,7 @@ class RunPlanPanel(PanelBase):
         chart.caption.set_paragraphs([words("No prediction: " + self._problem, theme.error)], theme.ink,
                                      chart.font_pt())
         chart.key.set_paragraphs([], theme.ink, chart.font_pt())
-        chart.axis("x").setTicks(None)
+        chart.set_x_ticks(None)
         chart.set_band(1.0)
         chart.rewrap()
 
@@ -855,7 +905,7 @@ class RunPlanPanel(PanelBase):
         if mid is not None:
             # the drag may be a sliver of the bar: a marker above it says where
             chart.add_text("▼", mid, 0.32, (0.5, 1.0), bold=True)
-        chart.axis("x").setTicks(None)
+        chart.set_x_ticks(None)
         chart.set_band(p.step_time_s * 1.005)
         chart.caption.set_paragraphs([words(self.largest_drag_text(), bold=True)], theme.ink, chart.font_pt())
         chart.key.set_paragraphs([entries], theme.ink, chart.font_pt(), gap=KEY_GAP)
@@ -885,7 +935,7 @@ class RunPlanPanel(PanelBase):
                 fill.setAlpha(210)
                 line.label.fill = pg.mkBrush(fill)  # readable where it crosses a bar
         ticks = _ticks(top, GIB, lambda v: f"{v:g}")
-        chart.axis("x").setTicks(ticks)
+        chart.set_x_ticks(ticks)
         chart.set_band(top, top=0.9)  # room above the bar for the capacity label
         fits_color = theme.error if not a.memory_fits else theme.ink
         lines = [words(self.memory_summary(), _rgb(fits_color), bold=True)]
@@ -942,7 +992,7 @@ class RunPlanPanel(PanelBase):
             shown_text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
             item = chart.add_text(shown_text, 0.0, y - 0.1, (0.0, 1.0))
             item.setToolTip(text)
-        chart.axis("x").setTicks(_ticks(top, 0.01, lambda v: f"{v:g}%"))
+        chart.set_x_ticks(_ticks(top, 0.01, lambda v: f"{v:g}%"))
         chart.set_band(top, max(len(shown), 1))
         # always one line, so the plot keeps its height whatever the row count
         if not rows:
