@@ -26,3 +26,24 @@ def item_ids(chart) -> list[int]:
             ids += [id(x) for entry in legend.items for x in entry]
     ids += [id(chart._op_item), id(chart._op_label)]
     return ids + sorted(id(item) for item in chart.scene().items())
+
+
+def assert_draws_as(chart, fresh, names: list[str]) -> list:
+    """``chart`` draws the series ``names`` exactly as ``fresh`` (the same calls on a chart
+    cleared first) does: names in order, items named so, pens, values, the legend and its
+    labels; returns ``chart``'s plotted items (one per name)."""
+    import numpy as np
+    import pyqtgraph as pg
+
+    assert [s.name for s in chart.series()] == [s.name for s in fresh.series()] == names
+    for a, b in zip(fresh.series(), chart.series(), strict=True):
+        assert a.item.name() == b.item.name() == a.name
+        assert a.item.opts["pen"] == b.item.opts["pen"]
+        np.testing.assert_array_equal(a.item.getData()[1], b.item.getData()[1])
+    assert chart.legend_visible() == fresh.legend_visible()
+    if fresh.legend_visible():
+        assert ([label.text for _s, label in chart.getPlotItem().legend.items]
+                == [label.text for _s, label in fresh.getPlotItem().legend.items])
+    plotted = [i for i in chart.getPlotItem().items if isinstance(i, pg.PlotDataItem)]
+    assert len(plotted) == len(names)
+    return plotted

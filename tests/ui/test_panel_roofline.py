@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from chart_items import assert_draws_as
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
@@ -349,7 +350,6 @@ def test_ridge_values_come_from_the_model(panel):
 
 def test_fast_scatter_matches_pyqtgraph_set_data(qtbot):
     """KernelScatter.set_points fills pyqtgraph's own record array like setData would."""
-    import pyqtgraph as pg
 
     from ui.panels.roofline import KernelScatter
 
@@ -483,17 +483,7 @@ def test_replacing_series_matches_clear_and_add(qtbot):
             draw(reused, names)
         if names == ["c", "x", "a"]:
             assert [s.item for s in reused.series()] == first_items[:3]  # reused, in drawing order
-        assert [s.name for s in reused.series()] == [s.name for s in fresh.series()] == names
-        for a, b in zip(fresh.series(), reused.series(), strict=True):
-            assert a.item.name() == b.item.name() == a.name
-            assert a.item.opts["pen"] == b.item.opts["pen"]
-            np.testing.assert_array_equal(a.item.getData()[1], b.item.getData()[1])
-        assert reused.legend_visible() == fresh.legend_visible()
-        if fresh.legend_visible():
-            assert ([label.text for _s, label in reused.getPlotItem().legend.items]
-                    == [label.text for _s, label in fresh.getPlotItem().legend.items])
-        plotted = [i for i in reused.getPlotItem().items if isinstance(i, pg.PlotDataItem)]
-        assert len(plotted) == len(names)
+        assert_draws_as(reused, fresh, names)
 
 
 def test_fast_scatter_paint_is_pixel_identical_to_pyqtgraph(panel, qtbot, monkeypatch):

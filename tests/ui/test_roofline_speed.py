@@ -24,6 +24,7 @@ import inspect
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from chart_items import assert_draws_as
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QUndoStack
 
@@ -526,17 +527,8 @@ def test_show_series_draws_what_clear_and_add_draw(qtbot):
         for name, x, y, style in specs(names):
             fresh.add_series(name, x, y, **style)
         shown.show_series(specs(names))
-        assert [s.name for s in shown.series()] == [s.name for s in fresh.series()] == names
-        for a, b in zip(fresh.series(), shown.series(), strict=True):
-            assert a.item.name() == b.item.name() == a.name
-            assert a.item.opts["pen"] == b.item.opts["pen"]
-            np.testing.assert_array_equal(a.item.getData()[1], b.item.getData()[1])
-        assert shown.legend_visible() == fresh.legend_visible()
-        if fresh.legend_visible():
-            assert ([label.text for _s, label in shown.getPlotItem().legend.items]
-                    == [label.text for _s, label in fresh.getPlotItem().legend.items])
-        plotted = [i for i in shown.getPlotItem().items if isinstance(i, pg.PlotDataItem)]
-        assert len(plotted) == len(names) and all(i.isVisible() for i in plotted)
+        plotted = assert_draws_as(shown, fresh, names)
+        assert all(i.isVisible() for i in plotted)
         group = shown.getPlotItem().getViewBox().childGroup.childItems()
         stacking = [group.index(s.item) for s in shown.series()]
         assert stacking == sorted(stacking)
