@@ -511,6 +511,13 @@ class BarsItem(pg.BarGraphItem):
         self._bounds = None
         super().setOpts(**opts)
 
+    def set_x_scale(self, scale: float) -> None:
+        """Draw x from 0 to ``scale`` data units in 0 to 1 of the view (a bar chart whose view
+        holds still while its values move)."""
+        self.prepareGeometryChange()
+        self.setTransform(QTransform.fromScale(1.0 / scale, 1.0))
+        self._bounds = None  # its edges' padding in data units follows the new scale
+
     def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph naming
         self._bounds = None  # the pen's pixel padding is another length in data units
         super().viewTransformChanged()
@@ -669,8 +676,7 @@ class _StaticLabel(pg.GraphicsWidget):
     def setAttr(self, attr: str, value) -> None:  # noqa: N802 - pyqtgraph naming
         """A new look for the text on show (a legend's label colour or size)."""
         if self.opts.get(attr) != value:
-            self.setText(self.text, **{attr: value})
-            self.updateGeometry()
+            self.setText(self.text, **{attr: value})  # a new look asks for a new geometry
 
     def plain_text(self) -> str:
         return self.text
@@ -705,13 +711,10 @@ class _TitleLabel(_StaticLabel):
         self.setSizePolicy(pg.QtWidgets.QSizePolicy.Policy.Preferred, pg.QtWidgets.QSizePolicy.Policy.Fixed)
 
     def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming (PlotItem.setTitle)
-        look_changed = {**self.opts, **args} != self.opts
-        if not look_changed and text == self.text and self._static is not None:
-            return False  # the same title: nothing to measure or lay out again
-        height = self._height()
+        look, height = self.opts, self._height()
         changed = super().setText(text, **args)
-        if self._height() != height or look_changed or self.text_width() > self.size().width():
-            self.updateGeometry()  # a row of another height, or a text its row cannot hold
+        if changed and (self.opts != look or self._height() != height or self.text_width() > self.size().width()):
+            self.updateGeometry()  # a new look, a row of another height, or a text its row cannot hold
         return changed
 
     def _height(self) -> float:

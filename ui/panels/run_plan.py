@@ -29,7 +29,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QTransform
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -173,8 +173,6 @@ class BarChart(Chart):
         #: content instead of the view: a view's range change re-maps every item through
         #: pyqtgraph's signals (~10% of a toolbar edit), a scale is one transform and the axis
         self._x_scale = 1.0
-        self._text_at: list[tuple[float, float]] = []  # the texts' places in data units
-        self._x_ticks: list | None = None  # the x ticks in data units (None: automatic)
         self._line_shown: tuple | None = None  # (value, label, colour, ...) of the line on show
         self._line_wanted: tuple | None = None
 
@@ -275,14 +273,13 @@ class BarChart(Chart):
             item.setZValue(30)
             self.getPlotItem().addItem(item, ignoreBounds=True)
             self._text_items.append(item)
-        del self._text_at[len(self.texts):]
-        self._text_at.append((x, y))
-        self._place_text(item, x, y)
+        item.data_at = (x, y)  # in data units: placed again when the scale changes
+        self._place_text(item)
         self.texts.append(item)
         return item
 
-    def _place_text(self, item, x: float, y: float) -> None:
-        at = QPointF(x / self._x_scale, y)
+    def _place_text(self, item) -> None:
+        at = QPointF(*self.to_view(*item.data_at))
         if item.pos() != at:
             item.setPos(at)
 
@@ -292,21 +289,14 @@ class BarChart(Chart):
     def from_view(self, vx: float, vy: float) -> tuple[float, float]:
         return vx * self._x_scale, vy
 
-    def set_x_ticks(self, ticks) -> None:
-        """The x axis' ticks as ``AxisItem.setTicks`` takes them, in data units (None:
-        automatic ones)."""
-        self._x_ticks = ticks
-        self._apply_x_ticks()
-
-    def _apply_x_ticks(self) -> None:
-        ticks, scale = self._x_ticks, self._x_scale
-        self.axis("x").setTicks(None if ticks is None else [[(v / scale, text) for v, text in level] for level in ticks])
-
-    def set_band(self, x_max: float, rows: int = 1, top: float = 0.55) -> None:
+    def set_band(self, x_max: float, rows: int = 1, top: float = 0.55, *, ticks=None) -> None:
         """x from 0 to ``x_max``; ``rows`` rows of bars, row i centred at y = -i; ``top`` room
-        above the first row's centre."""
+        above the first row's centre; ``ticks`` the x axis' ticks in data units, as
+        ``AxisItem.setTicks`` takes them (None: automatic ones)."""
         if x_max != self._x_scale and x_max > 0:
             self._set_x_scale(x_max)
+        self.axis("x").setTicks(None if ticks is None else [[(self.to_view(v, 0.0)[0], text) for v, text in level]
+                                                            for level in ticks])
         band = (rows, top)
         if band == self._band:
             return  # the same rows: setting them again costs a range-change round
@@ -319,19 +309,15 @@ class BarChart(Chart):
         scaled, the texts and lines placed again, the axis' ticks and their prefix worked out
         for the real values."""
         self._x_scale = scale
-        item = self.bar_item
-        item.prepareGeometryChange()
-        item.setTransform(QTransform.fromScale(1.0 / scale, 1.0))
-        item._bounds = None  # its edges' padding in data units follows the new scale
-        for text, (x, y) in zip(self.texts, self._text_at, strict=False):
-            self._place_text(text, x, y)
+        self.bar_item.set_x_scale(scale)
+        for text in self.texts:
+            self._place_text(text)
         for entry in self._lines:
             self._position_line(entry)
         axis = self.axis("x")
         axis.setScale(scale)
         if axis.autoSIPrefix:
             axis.updateAutoSIPrefix()
-        self._apply_x_ticks()
 
 
 class RunPlanPanel(PanelBase):
@@ -879,7 +865,6 @@ class RunPlanPanel(PanelBase):
         chart.caption.set_paragraphs([words("No prediction: " + self._problem, theme.error)], theme.ink,
                                      chart.font_pt())
         chart.key.set_paragraphs([], theme.ink, chart.font_pt())
-        chart.set_x_ticks(None)
         chart.set_band(1.0)
         chart.rewrap()
 
@@ -905,7 +890,6 @@ class RunPlanPanel(PanelBase):
         if mid is not None:
             # the drag may be a sliver of the bar: a marker above it says where
             chart.add_text("▼", mid, 0.32, (0.5, 1.0), bold=True)
-        chart.set_x_ticks(None)
         chart.set_band(p.step_time_s * 1.005)
         chart.caption.set_paragraphs([words(self.largest_drag_text(), bold=True)], theme.ink, chart.font_pt())
         chart.key.set_paragraphs([entries], theme.ink, chart.font_pt(), gap=KEY_GAP)
@@ -935,8 +919,7 @@ class RunPlanPanel(PanelBase):
                 fill.setAlpha(210)
                 line.label.fill = pg.mkBrush(fill)  # readable where it crosses a bar
         ticks = _ticks(top, GIB, lambda v: f"{v:g}")
-        chart.set_x_ticks(ticks)
-        chart.set_band(top, top=0.9)  # room above the bar for the capacity label
+        chart.set_band(top, top=0.9, ticks=ticks)  # room above the bar for the capacity label
         fits_color = theme.error if not a.memory_fits else theme.ink
         lines = [words(self.memory_summary(), _rgb(fits_color), bold=True)]
         lines += [words(line) for line in self.memory_fix_lines()]
@@ -992,8 +975,7 @@ class RunPlanPanel(PanelBase):
             shown_text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
             item = chart.add_text(shown_text, 0.0, y - 0.1, (0.0, 1.0))
             item.setToolTip(text)
-        chart.set_x_ticks(_ticks(top, 0.01, lambda v: f"{v:g}%"))
-        chart.set_band(top, max(len(shown), 1))
+        chart.set_band(top, max(len(shown), 1), ticks=_ticks(top, 0.01, lambda v: f"{v:g}%"))
         # always one line, so the plot keeps its height whatever the row count
         if not rows:
             note = f"MFU now {_percent(p.mfu)}: nothing to remove, the step is all compute."
