@@ -923,6 +923,10 @@ class Chart(pg.PlotWidget):
         self._pool: list[pg.PlotDataItem] = []
         #: reference lines kept for reuse, by (vertical, labelled)
         self._line_pool: dict[tuple[bool, bool], list[pg.InfiniteLine]] = {}
+        #: series and reference lines cleared since the last settle, still shown (see
+        #: clear_series): a redraw that draws them again takes them back as they are
+        self._leaving: dict[str, pg.PlotDataItem] = {}
+        self._leaving_lines: list[tuple[pg.InfiniteLine, float, str, bool, object]] = []
         self._replacing = False  # inside replacing_series()
         self._settle_pending = False
         self._legend_dirty = False
@@ -1100,6 +1104,17 @@ class Chart(pg.PlotWidget):
         old = self._series.pop(name, None)
         if old is not None:  # the same name again: its own item, in its place
             item = old.item
+        elif name in self._leaving:  # cleared by this redraw and drawn again: shown all along
+            item = self._leaving.pop(name)
+        elif name in (pooled_names := [pooled.opts.get("name") for pooled in self._pool]):
+            # the line that drew this name before (it holds its values: a curve switched off
+            # and on again)
+            item = self._pool.pop(pooled_names.index(name))
+            self._unpark(item)
+        elif self._leaving:
+            # another name where a cleared one was (a curve named after its value): the first
+            # cleared one not drawn again yet, still shown
+            item = self._leaving.pop(next(iter(self._leaving)))
         elif self._pool:
             item = self._pool.pop(0)
             self._unpark(item)
@@ -1149,15 +1164,16 @@ class Chart(pg.PlotWidget):
     @contextlib.contextmanager
     def replacing_series(self) -> Iterator[None]:
         """Redraw every series at once: the series added inside replace all the chart had,
-        exactly as ``clear_series()`` followed by those ``add_series()`` calls. The items
-        already drawn are reused in drawing order (as every clear and add does), and at the
-        end the items not reused leave the scene and the legend is updated, at once."""
+        exactly as ``clear_series()`` followed by those ``add_series()`` calls. Each name drawn
+        again keeps its item (as every clear and add does), and at the end the items not
+        reused leave the scene and the legend is updated, at once."""
         if self._replacing:  # nested: the outer one finishes the job
             yield
             return
         self._replacing = True
         self.clear_series()
-        for item in self._pool:
+        waiting = [*self._pool, *self._leaving.values()]
+        for item in waiting:
             # a range change inside the block would make each line refit its (old) data to the
             # new range (pyqtgraph's dynamic range limit), just before it gets new data
             item._range_limit_suspended = item.opts.get("dynamicRangeLimit")
@@ -1166,8 +1182,10 @@ class Chart(pg.PlotWidget):
             yield
         finally:
             self._replacing = False
-            for item in self._pool:
+            for item in waiting:
                 self._resume_range_updates(item)
+            if self._alive():
+                self._park_leaving()
             self._trim_pools(0)
             if self._alive():
                 self.update_legend()
@@ -1222,13 +1240,28 @@ class Chart(pg.PlotWidget):
             self._legend_changed()
 
     def clear_series(self) -> None:
-        """Remove every series; their items wait, hidden, for the next ``add_series``."""
+        """Remove every series. A redraw clears and adds its series again, mostly the same
+        names: the items stay shown until the next :meth:`settle`, and an ``add_series`` of a
+        name cleared takes its item back as it is. Hiding an item and showing it again made
+        Qt drop its kept painting (see keep_painted) and pyqtgraph walk the view's items
+        twice. What is not taken back by then is hidden, to wait for a later redraw."""
         for series in self._series.values():
-            self._park(series.item)
-            self._pool.append(series.item)
+            self._leaving[series.name] = series.item
         self._series = {}
         self._next_color = 0
         self._legend_changed()
+
+    def _park_leaving(self) -> None:
+        """Hide what the last clears left that no add took back (see clear_series), before
+        anything reads the drawing: the automatic range, the legend, the overlays."""
+        for item in self._leaving.values():
+            self._park(item)
+            self._pool.append(item)
+        self._leaving = {}
+        for line, _value, label, vertical, _color in self._leaving_lines:
+            self._park(line)
+            self._line_pool.setdefault((bool(vertical), bool(label)), []).append(line)
+        self._leaving_lines = []
 
     def series(self) -> list[Series]:
         return list(self._series.values())
@@ -1421,8 +1454,16 @@ class Chart(pg.PlotWidget):
         """A dashed line at a real value (e.g. the ridge point), labelled."""
         if (self._log["x"] if vertical else self._log["y"]) and value <= 0:
             raise ValueError("a reference line on a log axis must be > 0")
-        pool = self._line_pool.get((bool(vertical), bool(label)))
-        if pool:
+        kind = (bool(vertical), bool(label))
+        pool = self._line_pool.get(kind)
+        leaving = [entry for entry in self._leaving_lines if (bool(entry[3]), bool(entry[2])) == kind]
+        if leaving:  # cleared by this redraw and still shown (see clear_series): the same one if it is there
+            same = [entry for entry in leaving if entry[1:] == (float(value), label, vertical, color)]
+            taken = (same or leaving)[0]
+            self._leaving_lines.remove(taken)
+            line = taken[0]
+            self._reset_line(line, label)
+        elif pool:
             line = pool.pop(0)
             self._reset_line(line, label)
             self._unpark(line)
@@ -1438,27 +1479,34 @@ class Chart(pg.PlotWidget):
         return line
 
     def clear_reference_lines(self) -> None:
-        """Remove the reference lines; they wait, hidden, for the next ``add_reference_line``."""
-        for line, _value, label, vertical, _color in self._lines:
-            self._park(line)
-            self._line_pool.setdefault((bool(vertical), bool(label)), []).append(line)
+        """Remove the reference lines. As series (see clear_series), they stay shown until the
+        next settle, for this redraw's ``add_reference_line`` to take back; the rest then wait,
+        hidden, for a later one."""
+        self._leaving_lines += self._lines
         self._lines = []
-        self._request_settle()  # lines beyond the pool's limit leave the scene then
+        self._request_settle()
 
     @staticmethod
     def _reset_line(line: pg.InfiniteLine, label: str) -> None:
-        """A pooled line as a new one is: what panels set on a line or its label put back."""
-        line.setToolTip("")
+        """A reused line as a new one is: what panels set on a line or its label put back
+        (each only where it differs: a line drawn again as it was costs nothing)."""
+        if line.toolTip():
+            line.setToolTip("")
         text = getattr(line, "label", None)
         if text is None:
             return
-        text.setToolTip("")
-        text.setVisible(True)
-        text.setAngle(0)
+        if text.toolTip():
+            text.setToolTip("")
+        if not text.isVisible():
+            text.setVisible(True)
+        if text.angle != 0:
+            text.setAngle(0)
         text.orthoPos = 0.92
         text.anchors = [(0, 0), (0, 0)]
-        text.fill = pg.mkBrush(None)
-        text.border = pg.mkPen(None)
+        if text.fill.style() != Qt.BrushStyle.NoBrush:
+            text.fill = pg.mkBrush(None)
+        if text.border.style() != Qt.PenStyle.NoPen:
+            text.border = pg.mkPen(None)
         text.set_words(label)
 
     def _style_lines(self) -> None:
@@ -1522,6 +1570,7 @@ class Chart(pg.PlotWidget):
             return
         self._settling = True
         try:
+            self._park_leaving()
             scene = self.scene()
             if scene is not None:
                 scene.prepareForPaint()  # the automatic range now, not during the paint

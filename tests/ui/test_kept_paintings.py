@@ -100,6 +100,41 @@ def test_a_curve_an_edit_left_alone_is_kept_and_a_changed_one_is_painted_directl
     assert chart.legend_visible() and plot.legend.cacheMode() == NONE
 
 
+def test_a_redraw_that_clears_and_adds_keeps_the_unchanged_curve_shown_and_kept(chart):
+    """Panels redraw by clearing their series and reference lines and adding them again: a
+    curve drawn again under its name is never hidden (Qt drops a hidden item's pixmap), a
+    reference line drawn again as it was is the same line, and what is not drawn again
+    leaves once the chart settles."""
+    def redraw(tree_scale: float, *, with_tree: bool = True) -> None:
+        chart.clear_series()
+        chart.clear_reference_lines()
+        chart.add_series("ring", SIZES, [1e-5, 1e-4, 1e-3, 1e-2])
+        if with_tree:
+            chart.add_series("tree", SIZES, [tree_scale * t for t in (2e-5, 1e-4, 5e-4, 2e-3)])
+        chart.add_reference_line(1e6, label="crossover")
+
+    redraw(1.0)
+    _events()
+    redraw(1.5)
+    _events()
+    ring = _curve(chart, "ring")
+    line = chart._lines[0][0]
+    assert ring.cacheMode() == KEPT
+    hidden = []
+    ring.visibleChanged.connect(lambda: hidden.append(ring.isVisible()))
+    redraw(2.0)
+    assert _curve(chart, "ring") is ring and chart._lines[0][0] is line
+    _events()
+    assert hidden == [] and ring.cacheMode() == KEPT  # shown all along, its pixmap kept
+    assert _looks_the_same(_grab(chart), _grab_afresh(chart))
+    tree = _curve(chart, "tree").parentItem()
+    redraw(2.0, with_tree=False)
+    assert tree.isVisible()  # until the chart settles: the redraw could still draw it
+    _events()
+    assert not tree.isVisible() and [s.name for s in chart.series()] == ["ring"]
+    assert _looks_the_same(_grab(chart), _grab_afresh(chart))
+
+
 def test_what_is_kept_looks_as_painting_it_afresh(chart):
     for scale, point in ((1.0, 1e5), (1.5, 1e6), (1.5, 1e7), (1.5, 1e4)):
         _draw(chart, scale, point)

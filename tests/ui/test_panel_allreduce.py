@@ -60,6 +60,7 @@ def _series(chart, name):
 
 
 def _crossover_lines(chart):
+    chart.settle()  # as shown: what the redraw cleared and did not draw again has left
     return [item for item in chart.getPlotItem().items
             if isinstance(item, pg.InfiniteLine) and item.angle == 90 and getattr(item, "label", None) is not None
             and "crossover" in item.label.textItem.toPlainText()]

@@ -110,6 +110,7 @@ def _column(table, column):
 
 
 def _chart_labels(chart):
+    chart.settle()  # as shown: what the redraw cleared and did not draw again has left
     return [item.label.textItem.toPlainText() for item in chart.getPlotItem().items
             if isinstance(item, pg.InfiniteLine) and getattr(item, "label", None) is not None]
 

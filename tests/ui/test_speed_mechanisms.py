@@ -174,6 +174,7 @@ def test_fewer_series_and_lines_leave_the_plot_and_more_come_back_from_the_pool(
     chart.clear_series()
     chart.clear_reference_lines()
     chart.add_series("only", [1, 10], [1, 2])
+    chart.settle()  # what the redraw cleared and did not draw again leaves then (the next event-loop turn)
     plot = chart.getPlotItem()
     data_items = [i for i in plot.items if isinstance(i, pg.PlotDataItem) and i is not chart._op_item]
     assert data_items == [chart.series()[0].item]  # the others are out of the plot's lists

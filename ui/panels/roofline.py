@@ -712,13 +712,12 @@ class RooflineChart(Chart):
         last on top, its legend updated): what clear_series() and one add_series() per series
         draw, redrawn in place.
 
-        A line whose name is drawn again keeps its item, shown all along: replacing_series()
-        hides every line and shows it again, and Qt drops a hidden item's kept painting, so
-        every line was painted again (into a new pixmap) on every redraw. Only the lines of
-        names no longer drawn go back to the pool, first: a new name then takes the pooled
-        line that drew it before (it holds its values: a ceiling switched off and on again),
-        else one the last redraw did not draw, else the first (a later name of this redraw
-        may want the others back)."""
+        A line whose name is drawn again keeps its item, shown all along (as after
+        clear_series). Knowing every name at once, it first puts back in the pool the lines
+        of names no longer drawn: a new name then takes the pooled line that drew it before
+        (it holds its values: a ceiling switched off and on again), else one the last redraw
+        did not draw, else the first; a clear would give a new name the first line cleared,
+        which a later name of this redraw may want back."""
         before, self._shown_names = self._shown_names, frozenset(name for name, *_rest in series)
         for name in [name for name in self._series if name not in self._shown_names]:
             self.remove_series(name)
