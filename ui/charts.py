@@ -43,7 +43,7 @@ from PySide6.QtGui import (
     QStaticText,
     QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsView
 
 from ui import axis_specs
 from ui import theme as th
@@ -945,6 +945,7 @@ class Chart(pg.PlotWidget):
         for side in ("left", "right"):
             self.getPlotItem().getAxis(side).geometryChanged.connect(self._fit_title)
         self._op_item: pg.PlotDataItem | None = None
+        self._op_origin: tuple[float, float] | None = None  # the one point its item holds
         self._op_label: pg.TextItem | None = None
         self._lines: list[tuple[pg.InfiniteLine, float, str, bool, object]] = []
         self._hover_items: tuple[pg.InfiniteLine, pg.InfiniteLine, pg.TextItem] | None = None
@@ -1024,6 +1025,8 @@ class Chart(pg.PlotWidget):
         self._apply_labels()
         for entry in self._lines:  # lines sit at log10 of their value on a log axis
             self._position_line(entry)
+        if self._op_item is not None:
+            self._move_operating_point()
         self._place_overlays()
 
     def close(self) -> bool:
@@ -1420,14 +1423,34 @@ class Chart(pg.PlotWidget):
             self._style_operating_point()
         elif self._op_label.toPlainText() != label:  # the style stays; only the text is new
             self._op_label.setText(label)
-        self._op_item.setData([x], [y])
+        self._move_operating_point()
         self._place_overlays()
+
+    def _move_operating_point(self) -> None:
+        """The point's item holds one point at the view's origin and is moved there by its
+        position: a new value of the point is a move, not new data (pyqtgraph maps, bounds and
+        styles a scatter's data anew, about half a millisecond, for each edit that moves it).
+        The automatic range still sees it where it is drawn (bounds go through the item's
+        position)."""
+        item = self._op_item
+        origin = (1.0 if self._log["x"] else 0.0, 1.0 if self._log["y"] else 0.0)  # view (0, 0)
+        if self._op_origin != origin:
+            self._op_origin = origin
+            item.setData([origin[0]], [origin[1]])
+        vx, vy = self.to_view(self._op[0], self._op[1])
+        if item.pos() != QPointF(vx, vy):
+            # Qt's move, not PlotDataItem.setPos (which maps its data again, for clipping to
+            # the view); the view each part keeps in its own coordinates is stale after a move
+            # (the scatter culls its points with it)
+            QGraphicsObject.setPos(item, vx, vy)
+            for part in (item, item.curve, item.scatter):
+                part.viewTransformChanged()
 
     def clear_operating_point(self) -> None:
         if self._op_item is not None:
             self.getPlotItem().removeItem(self._op_item)
             self.getPlotItem().removeItem(self._op_label)
-        self._op = self._op_item = self._op_label = None
+        self._op = self._op_item = self._op_label = self._op_origin = None
 
     def operating_point(self) -> tuple[float, float, str] | None:
         return self._op

@@ -590,3 +590,47 @@ def test_a_legend_entry_renamed_to_a_text_of_its_size_keeps_the_legend_as_it_is(
     _events()
     label = legend.items[0][1]
     assert label.text == "H100 from file x" and label.minimumSize().height() == fresh.minimumSize().height()
+
+
+def test_a_moved_operating_point_is_moved_not_given_new_data(chart, monkeypatch):
+    """The point's item keeps one point and moves: pyqtgraph is handed its data once, yet the
+    marker is drawn at each new value, also after the axes change between log and linear, and
+    the automatic range sees it where it is."""
+    from PySide6.QtCore import QPointF
+
+    handed = []
+    real = pg.PlotDataItem.setData
+
+    def counting(item, *args, **kwargs):
+        handed.append(item)
+        return real(item, *args, **kwargs)
+
+    monkeypatch.setattr(pg.PlotDataItem, "setData", counting)
+    chart.add_series("curve", [1, 10, 100, 1000], [2, 20, 200, 2000])
+    vb = chart.getPlotItem().getViewBox()
+
+    def marker_at() -> QPointF:
+        scatter = chart._op_item.scatter
+        xs, ys = scatter.getData()
+        return scatter.mapToScene(QPointF(float(xs[0]), float(ys[0])))
+
+    def belongs_at() -> QPointF:
+        x, y, _label = chart.operating_point()
+        return vb.childGroup.mapToScene(QPointF(*chart.to_view(x, y)))
+
+    for i, (x, y) in enumerate(((3.0, 5.0), (300.0, 50.0), (30.0, 500.0))):
+        chart.set_operating_point(x, y, f"{x:g}")
+        # made (pyqtgraph sets empty data) and given its one point; then only moved
+        assert handed.count(chart._op_item) == (2 if i == 0 else 0), i
+        handed.clear()
+        _events()
+        assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
+    chart.set_log_axes(False, False)
+    _events()
+    assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
+    chart.set_operating_point(5000.0, 9000.0, "far")  # beyond the curve: the range takes it in
+    chart.getPlotItem().enableAutoRange()
+    _events()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    assert x0 < 5000.0 < x1 and y0 < 9000.0 < y1
+    assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
