@@ -330,6 +330,15 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
 def whole_numbers(name: str, value: object, minimum: int = 1, maximum: int = MAX_GPUS):
     """Whole numbers (GPU counts, ranks, stages) in [minimum, maximum], a scalar or an array:
     ``(array, was_scalar)`` as :func:`array` gives them."""
+    kind = type(value)
+    if kind is int or kind is float:  # a plain number: the checks below without numpy's overhead
+        arr, scalar = array(name, value)  # finite (else it raised)
+        number = float(arr)
+        if not number.is_integer():
+            raise InputError(name, "must be whole numbers")
+        if number < minimum or number > maximum:
+            raise InputError(name, f"must be between {_num(minimum)} and {_num(maximum)}, got {_num(number)}")
+        return arr, scalar
     arr, scalar = array(name, value)
     if arr.size and (arr != np.floor(arr)).any():
         raise InputError(name, "must be whole numbers")

@@ -77,6 +77,8 @@ def _link_inputs(size_bytes, n_ranks, link_bw, alpha):
     n, n_scalar = _ranks("n_ranks", n_ranks)
     bw, b_scalar = v.array("link_bw", link_bw, positive_only=True)
     a, a_scalar = v.array("alpha", alpha, non_negative_only=True)
+    if size.ndim + n.ndim + bw.ndim + a.ndim == 0:  # four numbers: nothing to broadcast
+        return size, n, bw, a, True
     try:
         np.broadcast_shapes(size.shape, n.shape, bw.shape, a.shape)
     except ValueError:

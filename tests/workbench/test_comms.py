@@ -325,3 +325,23 @@ def test_shapes_that_do_not_broadcast_are_refused():
 def test_public_names():
     for name in ("ring_allreduce_time", "tree_allreduce_time", "bus_factor", "parse_nccl_tests"):
         assert callable(getattr(comms, name))
+
+
+@pytest.mark.parametrize("n_ranks", [8, 8.0, 1, 2.5, 0, -3, 10**9, float("nan"), float("inf"), 10**400, True])
+def test_a_plain_number_of_ranks_is_checked_as_a_numpy_one_is(n_ranks):
+    """Plain ints and floats take a shorter path through the checks (issue 15): the same time,
+    or the same error naming n_ranks, as the number given as a numpy array."""
+    from workbench.comms import ring_allreduce_time
+
+    def outcome(value):
+        try:
+            return ring_allreduce_time(2**20, value, 100e9, 5e-6)
+        except Exception as exc:  # noqa: BLE001 - the error itself is compared
+            return type(exc), str(exc)
+
+    as_array = n_ranks if isinstance(n_ranks, bool) or n_ranks == 10**400 else np.asarray(n_ranks)
+    plain, numpy_given = outcome(n_ranks), outcome(as_array)
+    if isinstance(plain, float):
+        assert isinstance(numpy_given, float) and plain == numpy_given
+    else:
+        assert plain == numpy_given and "n_ranks" in plain[1]
