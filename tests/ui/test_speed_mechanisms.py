@@ -634,3 +634,16 @@ def test_a_moved_operating_point_is_moved_not_given_new_data(chart, monkeypatch)
     (x0, x1), (y0, y1) = vb.viewRange()
     assert x0 < 5000.0 < x1 and y0 < 9000.0 < y1
     assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
+
+
+def test_chart_and_animator_scenes_keep_no_spatial_index(chart, qtbot):
+    """An edit moves many of a scene's few items; the scene draws them all on each paint. Qt's
+    default BSP tree would re-file every moved item first: the scenes keep a plain list."""
+    from PySide6.QtWidgets import QGraphicsScene
+
+    from ui.panels.collective_view import CollectiveView
+
+    view = CollectiveView()
+    qtbot.addWidget(view)
+    for scene in (chart.scene(), view.scene()):
+        assert scene.itemIndexMethod() == QGraphicsScene.ItemIndexMethod.NoIndex

@@ -712,6 +712,9 @@ class CollectiveView(QGraphicsView):
 
     def __init__(self, parent: QWidget | None = None):
         self._scene = QGraphicsScene()
+        # no spatial index: a step redraws most of the few hundred items, which Qt's default
+        # BSP tree would re-file before a paint that draws them all anyway
+        self._scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         super().__init__(self._scene, parent)
         self._scene.setParent(self)
         self.setObjectName("collectiveView")
