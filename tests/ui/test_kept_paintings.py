@@ -135,6 +135,31 @@ def test_a_redraw_that_clears_and_adds_keeps_the_unchanged_curve_shown_and_kept(
     assert _looks_the_same(_grab(chart), _grab_afresh(chart))
 
 
+def test_an_axis_keeps_a_pixmap_of_its_strip_and_its_grid_is_painted_apart(chart):
+    """A kept pixmap is as big as its item: an axis whose rect took in its grid (the whole
+    plot) blended a plot-sized pixmap on every repaint. The grid is an item of its own, under
+    the axis, painted directly; the axis' rect is its strip."""
+    _draw_twice(chart)
+    _draw(chart, 1.0, 1e7)  # a few items start being kept per edit: the axes by now
+    _events()
+    plot = chart.getPlotItem()
+    view_rect = plot.getViewBox().sceneBoundingRect()
+    for side in ("bottom", "left"):
+        axis = plot.getAxis(side)
+        assert axis.cacheMode() == KEPT
+        strip = axis.sceneBoundingRect()
+        assert strip.height() < 0.5 * view_rect.height() if side == "bottom" else strip.width() < 0.5 * view_rect.width()
+        grid = axis._grid_item
+        assert grid.cacheMode() == NONE and grid.parentItem() is axis
+        assert grid.flags() & QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent
+        assert grid.sceneBoundingRect() == view_rect
+    chart.resize(700, 420)  # a new size of the view: the grid covers it again
+    _events()
+    view_rect = plot.getViewBox().sceneBoundingRect()
+    assert all(plot.getAxis(side)._grid_item.sceneBoundingRect() == view_rect for side in ("bottom", "left"))
+    assert _looks_the_same(_grab(chart), _grab_afresh(chart))
+
+
 def test_what_is_kept_looks_as_painting_it_afresh(chart):
     for scale, point in ((1.0, 1e5), (1.5, 1e6), (1.5, 1e7), (1.5, 1e4)):
         _draw(chart, scale, point)
