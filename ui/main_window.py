@@ -63,7 +63,7 @@ from ui.context_toolbar import ContextModel, ContextToolbar
 from ui.document import Document
 from ui.panels import PANELS
 from ui.panels import record as panel_record
-from ui.run_summary import summary_line
+from ui.run_summary import summary_runs
 from ui.scenario_browser import ScenarioBrowser
 from ui.widgets.steady_label import SteadyLabel
 from workbench.scenarios import scenario_from_json
@@ -691,9 +691,9 @@ class MainWindow(QMainWindow):
             self.summary_label.setToolTip("")
             return
         plan = self.document.plan()
-        text, tip = summary_line(self.document.prediction(), plan, self.catalog.name(plan.hardware),
+        runs, tip = summary_runs(self.document.prediction(), plan, self.catalog.name(plan.hardware),
                                  self.document.prediction_problem())
-        self.summary_label.show_text(text)  # its size only grows: no relayout per edit
+        self.summary_label.show_runs(runs)  # its size only grows: no relayout per edit
         if tip != self.summary_label.toolTip():
             self.summary_label.setToolTip(tip)
 

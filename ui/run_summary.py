@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+from ui.widgets.steady_label import Run, runs_html
 from workbench import units
 from workbench.hardware import PRECISION_LABELS
 from workbench.plan import TERM_LABELS, Prediction, RunPlan, mfu_rating
@@ -35,22 +36,33 @@ def measured_tip(p: Prediction, plan: RunPlan) -> str:
             f"{_q(model, '')} (Run plan panel: Use the model again)<br>")
 
 
+#: between the summary's figures
+SEPARATOR = " \u00a0│\u00a0 "
+
+
 def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, problem: str = "") -> tuple[str, str]:
-    """(rich text, tooltip) of the status bar for the plan's prediction (or why there is none)."""
-    name = html.escape(hardware_name)
-    head = f"<b>{plan.n_gpus:,} × {name}</b>"
+    """(rich text, tooltip) of the status bar for the plan's prediction (or why there is none):
+    :func:`summary_runs` as the rich text it shows."""
+    runs, tip = summary_runs(p, plan, hardware_name, problem)
+    return runs_html(runs), tip
+
+
+def summary_runs(p: Prediction | None, plan: RunPlan, hardware_name: str,
+                 problem: str = "") -> tuple[tuple[Run, ...], str]:
+    """(styled runs of plain text, rich-text tooltip) of the status bar's line."""
+    head = Run(f"{plan.n_gpus:,} × {hardware_name}", bold=True)
     if p is None:
         tip = "The run plan cannot be predicted" + (f":<br>{html.escape(problem)}" if problem else ".")
-        return f"{head} &nbsp; run summary unavailable", tip
-    measured = "" if not p.uses_measured else " <i>measured</i>"
-    parts = [head, f"MFU {p.mfu:.1%}{measured}", f"{p.train_days:,.1f} days", f"{p.gpu_hours:,.0f} GPU-h"]
+        return (head, Run(" \u00a0 run summary unavailable")), tip
+    mfu = [Run(f"MFU {p.mfu:.1%}")] + ([Run(" "), Run("measured", italic=True)] if p.uses_measured else [])
+    parts: list[list[Run]] = [[head], mfu, [Run(f"{p.train_days:,.1f} days")], [Run(f"{p.gpu_hours:,.0f} GPU-h")]]
     if p.energy_known:
-        parts += [f"{p.facility_energy_kwh / 1000.0:,.1f} MWh", f"{p.co2e_kg / 1000.0:,.1f} t CO₂e",
-                  html.escape(cost_text(p, plan))]
+        parts += [[Run(f"{p.facility_energy_kwh / 1000.0:,.1f} MWh")], [Run(f"{p.co2e_kg / 1000.0:,.1f} t CO₂e")],
+                  [Run(cost_text(p, plan))]]
     else:  # no TDP in the preset: unknown, not zero
-        parts += ["energy n/a (no TDP)",
-                  html.escape(f"{p.compute_cost:,.0f} {plan.currency} GPU-hours only" if plan.gpu_hour_price
-                              else "cost n/a")]
+        parts += [[Run("energy n/a (no TDP)")],
+                  [Run(f"{p.compute_cost:,.0f} {plan.currency} GPU-hours only" if plan.gpu_hour_price
+                       else "cost n/a")]]
     drag = TERM_LABELS.get(p.largest_drag, "none")
     cap = f"capped at {_q(plan.power_cap_w, 'W')}" if plan.power_cap_w else "uncapped (TDP)"
     tip = (
@@ -69,7 +81,12 @@ def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, proble
            else "GPU-hour price not set")
         + f"<br>Energy cost {p.energy_cost:,.0f}, compute cost {p.compute_cost:,.0f} {html.escape(plan.currency)}"
     )
-    return " &nbsp;│&nbsp; ".join(parts), tip
+    runs: list[Run] = []
+    for i, part in enumerate(parts):
+        if i:
+            runs.append(Run(SEPARATOR))
+        runs += part
+    return tuple(runs), tip
 
 
-__all__ = ["summary_line", "cost_text", "measured_tip"]
+__all__ = ["summary_line", "summary_runs", "cost_text", "measured_tip", "SEPARATOR"]

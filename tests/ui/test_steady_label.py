@@ -52,3 +52,32 @@ def test_new_figures_keep_the_status_bar_laid_out_and_a_longer_text_gets_its_roo
     label.show_text(longer + " ")
     QCoreApplication.processEvents()
     assert label.height() == label.sizeHint().height() and label.width() >= label.sizeHint().width()
+
+
+def test_runs_are_painted_as_text_and_read_back_as_the_rich_text_they_show(qtbot):
+    """The run summary is styled runs of plain text, laid out and painted directly (not a
+    rich-text document parsed on every edit): markup in a run is shown as it is."""
+    from PySide6.QtCore import Qt
+
+    from ui.widgets.steady_label import Run
+
+    label = SteadyLabel()
+    qtbot.addWidget(label)
+    label.show()
+    label.show_runs([Run("512 × GPU", bold=True), Run(" \u00a0│\u00a0 "), Run("MFU 41%"), Run(" "),
+                     Run("measured", italic=True)])
+    assert label.text() == "<b>512 × GPU</b> &nbsp;│&nbsp; MFU 41% <i>measured</i>"
+    assert label.textFormat() == Qt.TextFormat.RichText
+    plain_width = label.sizeHint().width()
+    label.show_runs([Run("512 × GPU"), Run(" \u00a0│\u00a0 "), Run("MFU 41%"), Run(" "), Run("measured")])
+    assert label.sizeHint().width() < plain_width  # bold and italic runs are set in their style
+    label.show_runs([Run("<b>x</b>")])
+    assert label.text() == "&lt;b&gt;x&lt;/b&gt;" and label.accessibleName() == "<b>x</b>"
+    literal = label.sizeHint().width()
+    label.show_runs([Run("x", bold=True)])
+    assert label.sizeHint().width() < literal  # the tags were drawn as characters
+    image = label.grab().toImage()
+    assert any(image.pixelColor(x, y) != image.pixelColor(0, 0)
+               for x in range(image.width()) for y in range(image.height()))  # something painted
+    label.clear()
+    assert label.text() == ""
