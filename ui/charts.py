@@ -41,6 +41,7 @@ from PySide6.QtGui import (
     QPicture,
     QPixmapCache,
     QStaticText,
+    QTextOption,
     QTransform,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsScene, QGraphicsView
@@ -192,6 +193,74 @@ class _AxisGrid(QGraphicsItem):
         self._axis.paint_grid(p)
 
 
+#: the alignment flags a tick label may have for _TickTexts (pyqtgraph gives these and TextDontClip)
+_ALIGNMENTS = (Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignHCenter
+               | Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignVCenter)
+#: prepared labels by (text, font): an axis' labels come back with every range ("1", "10 ms")
+_STATIC_TEXTS: dict[tuple[str, str], tuple[QStaticText, float]] = {}
+
+
+class _TickTexts:
+    """An axis' tick labels as static texts at the places ``QPainter.drawText(rect, flags,
+    text)`` puts them (the same pixels: left, centred or right of the rect by the text's
+    advance, top, centre or bottom by the font's height). Recorded into a picture, each label
+    was shaped again on every replay; a static text keeps its glyphs, and the same label
+    comes back with the next range."""
+
+    def __init__(self, font: QFont, pen: QPen, clip: QRect, placed: list[tuple[QPointF, QStaticText]]):
+        self.font, self.pen, self.clip, self.placed = font, pen, clip, placed
+
+    @classmethod
+    def of(cls, text_specs, font: QFont, pen: QPen, clip: QRect) -> _TickTexts | None:
+        """The labels of ``text_specs`` ((rect, flags, text) as pyqtgraph gives them), or None
+        for a label drawText would lay out otherwise (several lines, other flags)."""
+        metrics = QFontMetricsF(font)
+        height = metrics.height()
+        key_font = font.key()
+        if len(_STATIC_TEXTS) > 4096:
+            _STATIC_TEXTS.clear()
+        placed = []
+        align = Qt.AlignmentFlag
+        for rect, flags, text in text_specs:
+            flags = int(flags)
+            if "\n" in text or flags & ~(int(_ALIGNMENTS) | int(Qt.TextFlag.TextDontClip)):
+                return None
+            entry = _STATIC_TEXTS.get((text, key_font))
+            if entry is None:
+                static = QStaticText(text)
+                static.setTextFormat(Qt.TextFormat.PlainText)
+                option = QTextOption()
+                option.setWrapMode(QTextOption.WrapMode.NoWrap)
+                static.setTextOption(option)
+                static.prepare(QTransform(), font)
+                entry = _STATIC_TEXTS[(text, key_font)] = (static, metrics.horizontalAdvance(text))
+            static, width = entry
+            x, y = rect.x(), rect.y()
+            if flags & align.AlignRight:
+                x += rect.width() - width
+            elif flags & align.AlignHCenter:
+                x += (rect.width() - width) / 2
+            if flags & align.AlignBottom:
+                y += rect.height() - height
+            elif flags & align.AlignVCenter:
+                y += (rect.height() - height) / 2
+            placed.append((QPointF(x, y), static))
+        return cls(QFont(font), QPen(pen), QRect(clip), placed)
+
+    def draw(self, p) -> None:
+        p.save()
+        try:
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+            p.setFont(self.font)
+            p.setPen(self.pen)
+            p.setClipRect(self.clip, Qt.ClipOperation.IntersectClip)
+            for at, static in self.placed:
+                p.drawStaticText(at, static)
+        finally:
+            p.restore()
+
+
 class LogUnitAxis(pg.AxisItem):
     """An axis for one unit. On a log axis the ticks read "1 T", "10 T", "100 T" (prefix
     scaled, the unit in the axis label) instead of pyqtgraph's "10¹²"; automatic SI prefixes
@@ -212,6 +281,7 @@ class LogUnitAxis(pg.AxisItem):
         self._fills: list[tuple[QColor, float, float, float, float]] | None = None
         self._fill_rects: tuple | None = None  # (fills, device offset, [(QColor, [QRect])])
         self._text_picture: QPicture | None = None
+        self._texts: _TickTexts | None = None  # the tick labels, when they can be static texts
         self._grid_item = _AxisGrid(self)
 
     def boundingRect(self):  # noqa: N802 - Qt naming
@@ -261,7 +331,9 @@ class LogUnitAxis(pg.AxisItem):
         # the axis line over its grid: at an export's fractional scale a light grid line
         # starting on the axis line's pixels cut it into dashes
         self.picture.play(p)
-        if self._text_picture is not None:
+        if self._texts is not None:
+            self._texts.draw(p)
+        elif self._text_picture is not None:
             self._text_picture.play(p)
 
     def paint_grid(self, p) -> None:
@@ -284,11 +356,12 @@ class LogUnitAxis(pg.AxisItem):
     def _record(self) -> None:
         """pyqtgraph's drawPicture, split around the tick lines."""
         picture, text_picture = QPicture(), QPicture()
-        self._lines, self._fills, self._text_picture = [], None, None
+        self._lines, self._fills, self._text_picture, self._texts = [], None, None, None
         painter = QPainter(picture)
         try:
             if self.style["tickFont"]:
                 painter.setFont(self.style["tickFont"])
+            font = QFont(painter.font())  # the labels' font, as measured for the specs
             specs = self.generateDrawSpecs(painter)
             if specs is not None:
                 axis_spec, tick_specs, text_specs = specs
@@ -301,7 +374,11 @@ class LogUnitAxis(pg.AxisItem):
                 self._fills = self._fillable(self._lines)
         finally:
             painter.end()
+        # where pyqtgraph cuts them (its rect: the strip and, with a grid, the plot)
+        clip = pg.AxisItem.boundingRect(self).toAlignedRect()
         if specs is not None and text_specs:
+            self._texts = _TickTexts.of(text_specs, font, self.textPen(), clip)
+        if specs is not None and text_specs and self._texts is None:
             painter = QPainter(text_picture)
             try:
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
@@ -309,8 +386,7 @@ class LogUnitAxis(pg.AxisItem):
                 if self.style["tickFont"] is not None:
                     painter.setFont(self.style["tickFont"])
                 painter.setPen(self.textPen())
-                # where pyqtgraph cuts them (its rect: the strip and, with a grid, the plot)
-                painter.setClipRect(pg.AxisItem.boundingRect(self).toAlignedRect())
+                painter.setClipRect(clip)
                 for rect, flags, text in text_specs:
                     painter.drawText(rect, int(flags), text)
             finally:

@@ -155,3 +155,56 @@ def test_tick_values_are_pyqtgraphs(shown_chart, log):
         theirs = pg.AxisItem.tickValues(axis, lo, hi, size)
         ours = axis_specs.tick_values(axis, lo, hi, size)
         assert ours == theirs, (lo, hi, size)
+
+
+@pytest.mark.parametrize("size_pt", [7.0, 9.0, 10.5, 16.2, 20.0])
+def test_tick_labels_as_static_texts_light_the_pixels_drawText_lights(qapp, size_pt):
+    """An axis draws its tick labels as static texts placed where QPainter.drawText(rect,
+    flags, text) puts them (issue 15: recorded into a picture they were shaped again on every
+    replay). Random rects, alignments and labels, with spaces and non-ASCII: the same pixels."""
+    import random
+
+    from PySide6.QtCore import QRect, QRectF, Qt
+    from PySide6.QtGui import QColor, QImage, QPen
+
+    from ui.charts import _TickTexts
+
+    rng = random.Random(size_pt)
+    font = QFont()
+    font.setPointSizeF(size_pt)
+    texts = ["1", "10", "100 ms", "1 KiB", "32 GiB", "0.5", "20%", "1.18 k", "\u22123", "1 T", "10 \u03bcs",
+             "1,024", "4.2 PFLOP/s", "CO\u2082 3 t", "  2  "]
+    a = Qt.AlignmentFlag
+    aligns = [a.AlignRight | a.AlignVCenter, a.AlignHCenter | a.AlignTop, a.AlignLeft | a.AlignVCenter,
+              a.AlignHCenter | a.AlignBottom, a.AlignLeft | a.AlignTop]
+    specs = [(QRectF(rng.uniform(2, 200), rng.uniform(2, 120), rng.uniform(20, 90), rng.uniform(10, 30)),
+              int(rng.choice(aligns) | Qt.TextFlag.TextDontClip), rng.choice(texts)) for _ in range(40)]
+    pen = QPen(QColor("#202020"))
+    clip = QRect(0, 0, 320, 170)
+
+    def image(draw) -> QImage:
+        img = QImage(320, 170, QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QColor("white"))
+        painter = QPainter(img)
+        try:
+            draw(painter)
+        finally:
+            painter.end()
+        return img
+
+    def with_draw_text(painter) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        painter.setFont(font)
+        painter.setPen(pen)
+        painter.setClipRect(clip)
+        for rect, flags, text in specs:
+            painter.drawText(rect, flags, text)
+
+    texts_drawn = _TickTexts.of(specs, font, pen, clip)
+    assert texts_drawn is not None
+    assert image(texts_drawn.draw) == image(with_draw_text)
+    # what drawText would lay out otherwise is left to it (the axis records a picture then)
+    assert _TickTexts.of([(QRectF(0, 0, 40, 30), int(a.AlignLeft), "two\nlines")], font, pen, clip) is None
+    assert _TickTexts.of([(QRectF(0, 0, 40, 30), int(a.AlignLeft | Qt.TextFlag.TextWordWrap), "x")],
+                         font, pen, clip) is None
