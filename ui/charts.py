@@ -181,7 +181,7 @@ class _AxisGrid(QGraphicsItem):
         """Cover the plot's view (on a new size of the axis or the view)."""
         axis = self._axis
         view = axis.linkedView()
-        rect = view.mapRectToItem(axis, view.boundingRect()) if view is not None and axis.grid is not False else QRectF()
+        rect = view.mapRectToItem(axis, view.boundingRect()) if axis.grid_drawn_apart() else QRectF()
         if rect != self._rect:
             self.prepareGeometryChange()
             self._rect = rect
@@ -289,13 +289,14 @@ class LogUnitAxis(pg.AxisItem):
         rect = self._specs_rect
         if rect is not None:
             return QRectF(rect)
-        if self.grid is not False and self.linkedView() is not None:
+        if self.grid_drawn_apart():
             # its own strip (and the pixel its line runs past each end): the grid, across
             # the plot, is its grid item's (_AxisGrid)
             return self.mapRectFromParent(self.geometry()).adjusted(-2.0, -2.0, 2.0, 2.0)
         return super().boundingRect()
 
-    def _grid_drawn_apart(self) -> bool:
+    def grid_drawn_apart(self) -> bool:
+        """Whether its grid lines are drawn by its grid item (a grid across a linked view)."""
         return self.grid is not False and self.linkedView() is not None
 
     def _fit_grid(self) -> None:
@@ -326,7 +327,7 @@ class LogUnitAxis(pg.AxisItem):
         lines of a 1920 px log-log chart were a good part of every repaint."""
         if self.picture is None:
             self._record()
-        if not self._grid_drawn_apart():
+        if not self.grid_drawn_apart():
             self._paint_lines(p)  # its ticks (with a grid, its grid item draws them under it)
         # the axis line over its grid: at an export's fractional scale a light grid line
         # starting on the axis line's pixels cut it into dashes
@@ -338,7 +339,7 @@ class LogUnitAxis(pg.AxisItem):
 
     def paint_grid(self, p) -> None:
         """The grid lines (with a grid, the tick lines are the grid's), for the grid item."""
-        if not self._grid_drawn_apart():
+        if not self.grid_drawn_apart():
             return
         if self.picture is None:
             self._record()  # the grid item paints first (it stacks behind the axis)
@@ -378,7 +379,7 @@ class LogUnitAxis(pg.AxisItem):
         clip = pg.AxisItem.boundingRect(self).toAlignedRect()
         if specs is not None and text_specs:
             self._texts = _TickTexts.of(text_specs, font, self.textPen(), clip)
-        if specs is not None and text_specs and self._texts is None:
+        if specs is not None and text_specs and self._texts is None:  # labels drawText lays out otherwise
             painter = QPainter(text_picture)
             try:
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)

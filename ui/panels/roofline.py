@@ -725,9 +725,8 @@ class RooflineChart(Chart):
         for name, x, y, style in series:
             if name not in self._series and len(pool) > 1:
                 names = [item.opts.get("name") for item in pool]
-                pick = (names.index(name) if name in names
-                        else next((i for i, drew in enumerate(names) if drew not in before), 0))
-                pool.insert(0, pool.pop(pick))
+                if name not in names:  # (the pooled line of this name add_series takes itself)
+                    pool.insert(0, pool.pop(next((i for i, drew in enumerate(names) if drew not in before), 0)))
             self.add_series(name, x, y, **style)
         if self._alive():
             self._restack_series()  # a line taken from the pool keeps its old place in the stack
