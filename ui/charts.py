@@ -150,6 +150,19 @@ class SteadyViewBox(pg.ViewBox):
             self._resized = True
         super().resizeEvent(ev)
 
+    def itemBoundsChanged(self, item):  # noqa: N802 - pyqtgraph naming
+        """pyqtgraph fits its automatic range again (before the next paint) when any item in
+        the view moves, those it was told to ignore included: the operating point's label,
+        placed after the range is fitted, made every All-reduce edit fit both charts twice."""
+        added = self.addedItems
+        parent = item
+        while parent is not None:
+            if any(parent is counted for counted in added):
+                super().itemBoundsChanged(item)
+                return
+            parent = parent.parentItem()
+        self._itemBoundsCache.pop(item, None)
+
     def held(self, x_range, y_range):
         """``x_range`` and ``y_range`` as :func:`held_range` has them (None: keep that axis)."""
         if not self._fitted:

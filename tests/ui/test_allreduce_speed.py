@@ -219,3 +219,34 @@ def test_the_operating_points_are_placed_against_the_curves_as_arrays(panel, mon
     # every curve of each chart tested at once, a few places at a time (label_placement)
     assert 2 <= len(at_once) <= 8 and min(at_once) > 100
     assert len(one_by_one) < 20  # only leader lines, if any (the curves took ~2,500 calls a change)
+
+
+def test_a_new_size_fits_each_chart_range_once_and_the_labels_moved_after_it_ask_no_fit(panel, monkeypatch):
+    import pyqtgraph as pg
+
+    fits = []
+    real = pg.ViewBox.updateAutoRange
+
+    def update_auto_range(view):
+        fits.append(view)
+        return real(view)
+
+    monkeypatch.setattr(pg.ViewBox, "updateAutoRange", update_auto_range)
+    charts = [panel.chart, panel.busbw_chart]
+    views = [c.getPlotItem().getViewBox() for c in charts]
+    for size in SIZES[1:]:  # (the first is the size the panel opened with)
+        fits.clear()
+        assert panel.edit(size_bytes=size)
+        deliver_events()
+        # the operating point moved (it counts for the range); its label, placed after the
+        # fit and left out of the range, did not ask for another
+        assert sorted(map(id, fits)) == sorted(map(id, views)), size
+        assert not any(v._autoRangeNeedsUpdate for v in views)
+    # an item the range counts still asks for a fit when it moves
+    item = panel.chart._op_item
+    item.setPos(item.pos().x() + 0.01, item.pos().y())
+    assert views[0]._autoRangeNeedsUpdate
+    label = panel.chart._op_label
+    deliver_events()
+    label.setPos(label.pos().x() + 0.01, label.pos().y())
+    assert not views[0]._autoRangeNeedsUpdate
