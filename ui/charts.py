@@ -150,6 +150,19 @@ class SteadyViewBox(pg.ViewBox):
             self._resized = True
         super().resizeEvent(ev)
 
+    #: set by the chart: asks for its automatic range to be fitted before the next paint,
+    #: returns False when it cannot (the view is then updated, as pyqtgraph does)
+    fit_requested: Callable[[], bool] | None = None
+
+    def queueUpdateAutoRange(self):  # noqa: N802 - pyqtgraph naming
+        """pyqtgraph marks the whole view for repainting so that a paint comes to fit the range:
+        a moved point then repainted the whole plot. The chart fits it (Chart.settle) before
+        the paint the moved item asks for itself; a range that changes repaints what it moves."""
+        self._autoRangeNeedsUpdate = True
+        hook = self.fit_requested
+        if hook is None or not hook():
+            self.update()
+
     def itemBoundsChanged(self, item):  # noqa: N802 - pyqtgraph naming
         """pyqtgraph fits its automatic range again (before the next paint) when any item in
         the view moves, those it was told to ignore included: the operating point's label,
@@ -1067,12 +1080,12 @@ class Chart(pg.PlotWidget):
         self._theme = th.current_theme()
         super().__init__(parent, background=self._theme.background, axisItems=axes, viewBox=SteadyViewBox())
         self.setObjectName("chart")
-        # A data change moves most of a chart (lines, axes, points), so the whole view is
-        # repainted as one rectangle: pyqtgraph's minimal updates collected every changed item's
-        # bounding rect (Python calls) into a many-rectangle clip that slowed every draw under
-        # it (~2 ms of a 10,000-kernel roofline redraw). The background is one flat colour:
-        # caching it saves nothing.
-        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
+        # What changed is repainted as one rectangle around it all: pyqtgraph's minimal updates
+        # collected every changed item's rect into a many-rectangle clip that slowed every
+        # draw under it (~2 ms of a 10,000-kernel roofline redraw), and the whole view each
+        # time repainted a plot where only a point and its label moved (an All-reduce size).
+        # The background is one flat colour: caching it saves nothing.
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
         # No spatial index: an edit moves or reshapes many of a chart's few dozen items (lines,
         # labels, the point, the legend), and Qt's default BSP tree re-files each of them
@@ -1108,6 +1121,7 @@ class Chart(pg.PlotWidget):
         #: how many times the overlays were placed (the tests count one per change)
         self.overlay_placements = 0
         self._settler = _Settler(self)
+        self.getPlotItem().getViewBox().fit_requested = self._fit_before_paint
         self._op: tuple[float, float, str] | None = None
         for side in ("left", "right"):
             self.getPlotItem().getAxis(side).geometryChanged.connect(self._fit_title)
@@ -1744,6 +1758,14 @@ class Chart(pg.PlotWidget):
             self._place_overlays_now()
         else:
             self._request_settle()
+
+    def _fit_before_paint(self) -> bool:
+        """The view's automatic range is to be fitted again: by the settle before the paint
+        (False while settling or painting: the view then asks for a paint itself)."""
+        if self._settling or self._painting or not self._alive():
+            return False
+        self._request_settle()
+        return True
 
     def _request_settle(self) -> None:
         if not self._settle_pending and not self._settling:

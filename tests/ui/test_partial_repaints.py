@@ -1,0 +1,129 @@
+"""A chart repaints the rectangle around what an edit changed, not its whole view (issue 15).
+
+An All-reduce size change moves a point and its label: the charts repaint around those, and
+what the screen then shows of every chart is what painting it whole shows. Checked by the
+painted rectangles and by pixels, never by timing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtWidgets import QGraphicsView
+from window_helpers import dark_theme, in_front
+
+
+MIB = 2**20
+#: per panel, edits that move a marker only, move a range, change nothing, redraw the lines
+EDITS = {
+    "allreduce": [dict(size_bytes=1024 * MIB), dict(size_bytes=64 * MIB), dict(size_bytes=64 * MIB),
+                  dict(n_ranks=16), dict(size_bytes=2 * MIB), dict(n_ranks=8)],
+    "scaling": [dict(serial_fraction=0.05), dict(serial_fraction=0.02), dict(serial_fraction=0.2),
+                dict(serial_fraction=0.2)],
+    "power": [dict(static_fraction=0.4), dict(static_fraction=0.3), dict(static_fraction=0.3)],
+    "roofline": [dict(show_precision_ceilings=True), dict(sparse=True), dict(precision="fp8"),
+                 dict(show_precision_ceilings=False)],
+}
+
+
+def _events() -> None:
+    from chart_items import deliver_events
+
+    deliver_events()
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    return rows[:, : image.width(), :3].astype(int)
+
+
+def _on_screen(widget) -> QImage:
+    """What the window's backing store holds of ``widget``: what was painted, as it was."""
+    window = widget.window()
+    corner = widget.mapTo(window, QPoint(0, 0))
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    return screen.grabWindow(window.winId(), corner.x(), corner.y(), widget.width(), widget.height()).toImage()
+
+
+def _stale_pixels(window) -> list[tuple[str, int]]:
+    """(chart, pixels that differ from painting it whole) for each chart shown in ``window``:
+    what the screen shows of the chart, then the chart repainted whole on the screen."""
+    out = []
+    for view in window.findChildren(QGraphicsView):
+        if not view.isVisible() or view.scene() is None:
+            continue
+        port = view.viewport()
+        shown = _pixels(_on_screen(port))
+        port.repaint()  # the whole view, now, into the same backing store with the same kept pixmaps
+        whole = _pixels(_on_screen(port))
+        out.append((type(view).__name__, int((np.abs(shown - whole).max(axis=2) > 2).sum())))
+    return out
+
+
+class _PaintedRects(QObject):
+    """The rectangles the charts' viewports are asked to paint."""
+
+    def __init__(self, charts):
+        super().__init__()
+        self.rects = {id(c): [] for c in charts}
+        self._of = {id(c.viewport()): c for c in charts}
+        for c in charts:
+            c.viewport().installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
+        if event.type() == QEvent.Type.Paint:
+            chart = self._of.get(id(obj))
+            if chart is not None:
+                self.rects[id(chart)].append(event.rect())
+        return False
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_after_each_edit_the_screen_shows_what_painting_each_chart_whole_shows(qtbot, new_window, kind):
+    window = new_window()
+    in_front(qtbot, window, kind)
+    compared = 0
+
+    def edit_and_compare(theme: str) -> None:
+        nonlocal compared
+        for values in EDITS[kind]:
+            window.document.edit_scenario(kind, **values)
+            _events()
+            stale = _stale_pixels(window)
+            assert stale and all(n == 0 for _name, n in stale), (theme, values, stale)
+            compared += len(stale)
+
+    edit_and_compare("light")
+    with dark_theme(window):
+        _events()
+        assert all(n == 0 for _name, n in _stale_pixels(window))
+        edit_and_compare("dark")
+    _events()
+    assert all(n == 0 for _name, n in _stale_pixels(window))
+    assert compared >= 2 * len(EDITS[kind])
+
+
+def test_an_allreduce_size_change_repaints_around_the_point_and_its_label_only(qtbot, new_window):
+    window = new_window()
+    in_front(qtbot, window, "allreduce")
+    panel = window.panel("allreduce")
+    charts = [panel.chart, panel.busbw_chart]
+    for size in (256 * MIB, 1024 * MIB):  # the first edits fit the ranges and start keeping paintings
+        window.document.edit_scenario("allreduce", size_bytes=size)
+        _events()
+    painted = _PaintedRects(charts)
+    for size in (512 * MIB, 256 * MIB, 128 * MIB, 256 * MIB):
+        for rects in painted.rects.values():
+            rects.clear()
+        window.document.edit_scenario("allreduce", size_bytes=size)
+        _events()
+        for chart in charts:
+            rects = painted.rects[id(chart)]
+            assert len(rects) == 1, (size, rects)  # painted, once
+            view = chart.viewport().size()
+            # the point and its label, where they were and where they are: a part of the view
+            assert rects[0].width() * rects[0].height() < 0.25 * view.width() * view.height(), (size, rects)
+            assert chart.operating_point()[0] == size
