@@ -14,7 +14,6 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QGraphicsView
 from window_helpers import dark_theme, in_front
 
-
 MIB = 2**20
 #: per panel, edits that move a marker only, move a range, change nothing, redraw the lines
 EDITS = {
