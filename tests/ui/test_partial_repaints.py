@@ -126,3 +126,19 @@ def test_an_allreduce_size_change_repaints_around_the_point_and_its_label_only(q
             # the point and its label, where they were and where they are: a part of the view
             assert rects[0].width() * rects[0].height() < 0.25 * view.width() * view.height(), (size, rects)
             assert chart.operating_point()[0] == size
+
+
+def test_the_hover_readout_leaves_nothing_behind_as_the_mouse_moves(qtbot, new_window):
+    window = new_window()
+    in_front(qtbot, window, "allreduce")
+    chart = window.panel("allreduce").chart
+    window.document.edit_scenario("allreduce", size_bytes=1024 * MIB)
+    _events()
+    plot = chart.mapFromScene(chart.getPlotItem().getViewBox().sceneBoundingRect()).boundingRect()
+    for fx, fy in ((0.2, 0.3), (0.5, 0.6), (0.8, 0.2), (0.3, 0.9), (0.6, 0.4)):
+        spot = QPoint(plot.left() + int(fx * plot.width()), plot.top() + int(fy * plot.height()))
+        with qtbot.waitSignal(chart.hovered, timeout=1000):
+            qtbot.mouseMove(chart.viewport(), spot)
+        _events()
+        stale = _stale_pixels(window)
+        assert stale and all(n == 0 for _name, n in stale), (fx, fy, stale)
