@@ -142,3 +142,23 @@ def test_the_hover_readout_leaves_nothing_behind_as_the_mouse_moves(qtbot, new_w
         _events()
         stale = _stale_pixels(window)
         assert stale and all(n == 0 for _name, n in stale), (fx, fy, stale)
+
+
+def test_in_presentation_mode_the_screen_shows_what_painting_each_chart_whole_shows(qtbot, new_window):
+    window = new_window()
+    in_front(qtbot, window, "allreduce")
+    presentation = window.enter_presentation("allreduce")
+    try:
+        qtbot.waitExposed(presentation)
+        _events()
+        for values in EDITS["allreduce"]:
+            window.document.edit_scenario("allreduce", **values)
+            _events()
+            stale = _stale_pixels(presentation)
+            assert stale and all(n == 0 for _name, n in stale), (values, stale)
+    finally:
+        window.exit_presentation()
+    _events()
+    window.document.edit_scenario("allreduce", size_bytes=4 * MIB)
+    _events()
+    assert all(n == 0 for _name, n in _stale_pixels(window))
