@@ -321,6 +321,22 @@ class LogUnitAxis(pg.AxisItem):
             return self.mapRectFromParent(self.geometry()).adjusted(-2.0, -2.0, 2.0, 2.0)
         return super().boundingRect()
 
+    @property
+    def picture(self) -> QPicture | None:
+        """The recorded drawing (pyqtgraph's); None when it must be recorded again."""
+        return self.__dict__.get("_recorded")
+
+    @picture.setter
+    def picture(self, value: QPicture | None) -> None:
+        # pyqtgraph drops the recording (new ticks, size, pens) and updates the axis; the grid
+        # drawn apart changes with it and must be repainted where it was too: a chart repaints
+        # only the rectangle around what changed, and old grid lines were left above the bars
+        # (not while recording, which the paint does: pyqtgraph then drops it for a wider label)
+        self.__dict__["_recorded"] = value
+        grid = self.__dict__.get("_grid_item")
+        if value is None and grid is not None and not self.__dict__.get("_recording") and self.grid_drawn_apart():
+            grid.update()
+
     def grid_drawn_apart(self) -> bool:
         """Whether its grid lines are drawn by its grid item (a grid across a linked view)."""
         return self.grid is not False and self.linkedView() is not None
@@ -382,6 +398,13 @@ class LogUnitAxis(pg.AxisItem):
 
     def _record(self) -> None:
         """pyqtgraph's drawPicture, split around the tick lines."""
+        self._recording = True
+        try:
+            self._record_now()
+        finally:
+            self._recording = False
+
+    def _record_now(self) -> None:
         picture, text_picture = QPicture(), QPicture()
         self._lines, self._fills, self._text_picture, self._texts = [], None, None, None
         painter = QPainter(picture)

@@ -14,16 +14,24 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QGraphicsView
 from window_helpers import dark_theme, in_front
 
+from workbench.kernels import Kernel
+
 MIB = 2**20
+#: kernels with names and measured times (the chart names them, clear of the roofs)
+KERNELS = (Kernel("gemm_large", 2e12, 4e9, 3e-3), Kernel("layernorm", 1e9, 8e8, 4e-4),
+           Kernel("attention", 5e11, 2e9), Kernel("softmax", 2e9, 1e9, 9e-4))
 #: per panel, edits that move a marker only, move a range, change nothing, redraw the lines
 EDITS = {
     "allreduce": [dict(size_bytes=1024 * MIB), dict(size_bytes=64 * MIB), dict(size_bytes=64 * MIB),
                   dict(n_ranks=16), dict(size_bytes=2 * MIB), dict(n_ranks=8)],
     "scaling": [dict(serial_fraction=0.05), dict(serial_fraction=0.02), dict(serial_fraction=0.2),
-                dict(serial_fraction=0.2)],
+                dict(serial_fraction=0.2), dict(mode="weak"), dict(n_gpus=64), dict(mode="strong")],
     "power": [dict(static_fraction=0.4), dict(static_fraction=0.3), dict(static_fraction=0.3)],
     "roofline": [dict(show_precision_ceilings=True), dict(sparse=True), dict(precision="fp8"),
-                 dict(show_precision_ceilings=False)],
+                 dict(kernels=KERNELS), dict(show_precision_ceilings=False), dict(hardware=("h100-sxm", "b200")),
+                 dict(show_l2=True), dict(kernels=KERNELS[:2]), dict(hardware=("h100-sxm",))],
+    # the plan itself: every chart of the Run plan redraws (the toolbar's GPU count does this)
+    "run_plan": [dict(n_gpus=64), dict(n_gpus=512), dict(n_gpus=512), dict(global_batch=1024), dict(n_gpus=8)],
 }
 
 
