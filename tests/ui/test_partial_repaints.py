@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtGui import QGuiApplication, QImage
-from PySide6.QtWidgets import QGraphicsView
+from PySide6.QtWidgets import QGraphicsView, QTabWidget
 from window_helpers import dark_theme, in_front
 
 from workbench.kernels import Kernel
@@ -104,6 +104,18 @@ def test_after_each_edit_the_screen_shows_what_painting_each_chart_whole_shows(q
             compared += len(stale)
 
     edit_and_compare("light")
+    # every tab of the panel's charts (All-reduce against ranks, Power's energy and places)
+    panel = window.panel(kind)
+    for tabs in panel.findChildren(QTabWidget):
+        for index in range(tabs.count()):
+            tabs.setCurrentIndex(index)
+            _events()
+            for values in EDITS[kind][-3:]:
+                window.document.edit_scenario(kind, **values)
+                _events()
+                stale = _stale_pixels(window)
+                assert stale and all(n == 0 for _name, n in stale), (tabs.tabText(index), values, stale)
+        tabs.setCurrentIndex(0)
     with dark_theme(window):
         _events()
         assert all(n == 0 for _name, n in _stale_pixels(window))
