@@ -534,3 +534,31 @@ def test_show_series_draws_what_clear_and_add_draw(qtbot):
         assert stacking == sorted(stacking)
         if names in (["c", "a"], ["a", "b", "c", "d"]):  # kept in place, or back from the pool
             assert all(s.item is items[s.name] for s in shown.series())
+
+
+def test_a_precision_or_sparsity_toggle_renames_the_compute_roofs_in_place(qtbot, catalog, monkeypatch):
+    """A compute roof's legend name carries its ridge, so every toggle renames it: the line
+    keeps its item, shown all along, instead of going to the pool and another coming out."""
+    from ui.charts import Chart
+
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm", "b200"), kernels=_some_kernels(200))
+    _drawn(panel)
+    items = sorted(id(s.item) for s in panel.chart.series())
+    hidden = _Calls(monkeypatch, Chart, "_park")
+    shown = _Calls(monkeypatch, Chart, "_unpark")
+    names = {s.name for s in panel.chart.series()}
+    for change in ({"precision": "fp8"}, {"sparse": True}, {"precision": "bf16"}, {"sparse": False}):
+        panel.edit(**change, _merge=False)
+        _drawn(panel)
+        before, names = names, {s.name for s in panel.chart.series()}
+        assert len(names - before) == 2, (change, names)  # both compute roofs renamed
+        assert sorted(id(s.item) for s in panel.chart.series()) == items, change
+        assert all(s.item.isVisible() and s.item.name() == s.name for s in panel.chart.series())
+    assert len(hidden) == len(shown) == 0
+    # a ceiling switched on takes lines from the pool; off again, they go back to it
+    panel.edit(show_precision_ceilings=True, _merge=False)
+    _drawn(panel)
+    assert len(panel.chart.series()) > len(items)
+    panel.edit(show_precision_ceilings=False, _merge=False)
+    _drawn(panel)
+    assert len(hidden) > 0 and sorted(id(s.item) for s in panel.chart.series()) == items

@@ -713,13 +713,20 @@ class RooflineChart(Chart):
         draw, redrawn in place.
 
         A line whose name is drawn again keeps its item, shown all along (as after
-        clear_series). Knowing every name at once, it first puts back in the pool the lines
-        of names no longer drawn: a new name then takes the pooled line that drew it before
-        (it holds its values: a ceiling switched off and on again), else one the last redraw
-        did not draw, else the first; a clear would give a new name the first line cleared,
-        which a later name of this redraw may want back."""
+        clear_series). A new name no pooled line drew takes, in order, the line of a name no
+        longer drawn, renamed and shown all along (a compute roof's name carries its ridge:
+        a precision or sparsity toggle renames it). The other names no longer drawn go back
+        to the pool: a new name then takes the pooled line that drew it before (it holds its
+        values: a ceiling switched off and on again), else one the last redraw did not draw,
+        else the first; a clear would give a new name the first line cleared, which a later
+        name of this redraw may want back."""
         before, self._shown_names = self._shown_names, frozenset(name for name, *_rest in series)
-        for name in [name for name in self._series if name not in self._shown_names]:
+        gone = [name for name in self._series if name not in self._shown_names]
+        pooled = {item.opts.get("name") for item in self._pool}
+        fresh = [name for name, *_rest in series if name not in self._series and name not in pooled]
+        for old, new in zip(gone, fresh, strict=False):
+            self._series[new] = self._series.pop(old)  # add_series takes it as the same name's
+        for name in gone[len(fresh):]:
             self.remove_series(name)
         pool = self._pool
         for name, x, y, style in series:
