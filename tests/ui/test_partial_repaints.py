@@ -182,3 +182,38 @@ def test_in_presentation_mode_the_screen_shows_what_painting_each_chart_whole_sh
     window.document.edit_scenario("allreduce", size_bytes=4 * MIB)
     _events()
     assert all(n == 0 for _name, n in _stale_pixels(window))
+
+
+def test_the_measured_panel_shows_what_painting_each_chart_whole_shows_as_logs_come_and_go(qtbot, monkeypatch):
+    """Training logs opened one after another (each widens the charts' ranges), the warm-up
+    moved, a log removed: the panel's charts on screen are as painted whole."""
+    from pathlib import Path
+
+    from PySide6.QtCore import Qt
+
+    from ui import dialogs
+    from ui.catalog import HardwareCatalog
+    from ui.panels.measured import MeasuredPanel
+
+    logs = Path(__file__).resolve().parent.parent / "fixtures" / "trainlogs"
+    panel = MeasuredPanel(HardwareCatalog())
+    qtbot.addWidget(panel)
+    panel.resize(1400, 850)
+    panel.show()
+    qtbot.waitExposed(panel)
+
+    def checked(what: str) -> None:
+        _events()
+        stale = _stale_pixels(panel)
+        assert stale and all(n == 0 for _name, n in stale), (what, stale)
+
+    for name in ("plan_vs_actual_a.log", "plan_vs_actual_b_torchtitan.log"):
+        monkeypatch.setattr(dialogs, "ask_open_path", lambda *_args, name=name, **_kw: str(logs / name))
+        qtbot.mouseClick(panel.open_log_button, Qt.MouseButton.LeftButton)
+        checked(name)
+    panel.auto_warmup.click()
+    checked("warm-up set by hand")
+    panel.run_list.setCurrentRow(0)
+    qtbot.mouseClick(panel.remove_button, Qt.MouseButton.LeftButton)
+    checked("a log removed")
+    assert len(panel.scenario().runs) == 1
