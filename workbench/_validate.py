@@ -330,21 +330,21 @@ def array(name: str, value: object, *, positive_only: bool = False, non_negative
 def whole_numbers(name: str, value: object, minimum: int = 1, maximum: int = MAX_GPUS):
     """Whole numbers (GPU counts, ranks, stages) in [minimum, maximum], a scalar or an array:
     ``(array, was_scalar)`` as :func:`array` gives them."""
-    kind = type(value)
-    if kind is int or kind is float:  # a plain number: the checks below without numpy's overhead
-        arr, scalar = array(name, value)  # finite (else it raised)
+    arr, scalar = array(name, value)  # finite (else it raised)
+    if arr.ndim == 0:  # one number (most calls): Python's checks, without numpy's reductions
         number = float(arr)
-        if not number.is_integer():
-            raise InputError(name, "must be whole numbers")
-        if number < minimum or number > maximum:
-            raise InputError(name, f"must be between {_num(minimum)} and {_num(maximum)}, got {_num(number)}")
-        return arr, scalar
-    arr, scalar = array(name, value)
-    if arr.size and (arr != np.floor(arr)).any():
+        whole = number.is_integer()
+        worst = None if minimum <= number <= maximum else number
+    elif arr.size:
+        whole = not (arr != np.floor(arr)).any()
+        low = (arr < minimum).any()
+        worst = float(arr.min()) if low else float(arr.max()) if (arr > maximum).any() else None
+    else:
+        whole, worst = True, None
+    if not whole:
         raise InputError(name, "must be whole numbers")
-    if arr.size and ((arr < minimum).any() or (arr > maximum).any()):
-        worst = arr.min() if (arr < minimum).any() else arr.max()
-        raise InputError(name, f"must be between {_num(minimum)} and {_num(maximum)}, got {_num(float(worst))}")
+    if worst is not None:
+        raise InputError(name, f"must be between {_num(minimum)} and {_num(maximum)}, got {_num(worst)}")
     return arr, scalar
 
 
