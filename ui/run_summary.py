@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from ui.widgets.steady_label import Run, runs_html
+from ui.widgets.steady_label import Run
 from workbench import units
 from workbench.hardware import PRECISION_LABELS
 from workbench.plan import TERM_LABELS, Prediction, RunPlan, mfu_rating
@@ -38,13 +38,6 @@ def measured_tip(p: Prediction, plan: RunPlan) -> str:
 
 #: between the summary's figures
 SEPARATOR = " \u00a0│\u00a0 "
-
-
-def summary_line(p: Prediction | None, plan: RunPlan, hardware_name: str, problem: str = "") -> tuple[str, str]:
-    """(rich text, tooltip) of the status bar for the plan's prediction (or why there is none):
-    :func:`summary_runs` as the rich text it shows."""
-    runs, tip = summary_runs(p, plan, hardware_name, problem)
-    return runs_html(runs), tip
 
 
 def summary_runs(p: Prediction | None, plan: RunPlan, hardware_name: str,
@@ -89,4 +82,4 @@ def summary_runs(p: Prediction | None, plan: RunPlan, hardware_name: str,
     return tuple(runs), tip
 
 
-__all__ = ["summary_line", "summary_runs", "cost_text", "measured_tip", "SEPARATOR"]
+__all__ = ["summary_runs", "cost_text", "measured_tip", "SEPARATOR"]
