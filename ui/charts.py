@@ -321,10 +321,14 @@ class LogUnitAxis(pg.AxisItem):
             return self.mapRectFromParent(self.geometry()).adjusted(-2.0, -2.0, 2.0, 2.0)
         return super().boundingRect()
 
+    _recorded: QPicture | None = None  # (picture)
+    _recording = False  # inside _record
+    _grid_item: _AxisGrid | None = None  # (None while pyqtgraph's constructor runs)
+
     @property
     def picture(self) -> QPicture | None:
         """The recorded drawing (pyqtgraph's); None when it must be recorded again."""
-        return self.__dict__.get("_recorded")
+        return self._recorded
 
     @picture.setter
     def picture(self, value: QPicture | None) -> None:
@@ -332,9 +336,9 @@ class LogUnitAxis(pg.AxisItem):
         # drawn apart changes with it and must be repainted where it was too: a chart repaints
         # only the rectangle around what changed, and old grid lines were left above the bars
         # (not while recording, which the paint does: pyqtgraph then drops it for a wider label)
-        self.__dict__["_recorded"] = value
-        grid = self.__dict__.get("_grid_item")
-        if value is None and grid is not None and not self.__dict__.get("_recording") and self.grid_drawn_apart():
+        self._recorded = value
+        grid = self._grid_item
+        if value is None and grid is not None and not self._recording and self.grid_drawn_apart():
             grid.update()
 
     def grid_drawn_apart(self) -> bool:
@@ -342,9 +346,8 @@ class LogUnitAxis(pg.AxisItem):
         return self.grid is not False and self.linkedView() is not None
 
     def _fit_grid(self) -> None:
-        grid = getattr(self, "_grid_item", None)  # None while pyqtgraph's constructor runs
-        if grid is not None:
-            grid.fit()
+        if self._grid_item is not None:
+            self._grid_item.fit()
 
     def resizeEvent(self, ev=None):  # noqa: N802 - Qt naming
         super().resizeEvent(ev)
