@@ -1,17 +1,35 @@
-"""What the speed tests look at: the events a change posted, and the objects a chart draws with.
+"""What the speed tests look at: the events a change posted, the objects a chart draws with,
+and the pixels on screen.
 
 A test keeps :func:`item_ids` before a value change and compares after: equal lists say no
 plot item was made again and none was left over."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QPoint
+from PySide6.QtGui import QGuiApplication, QImage
 
 
 def deliver_events() -> None:
     """Deliver what a change posted (the charts' settle, the scene's update, the paint)."""
     for _ in range(3):
         QCoreApplication.processEvents()
+
+
+def pixels(image: QImage) -> np.ndarray:
+    """(height, width, 3) RGB of ``image``, as ints (a difference of two does not wrap)."""
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    return rows[:, : image.width(), :3].astype(int)
+
+
+def on_screen(widget) -> QImage:
+    """What the window's backing store holds of ``widget``: what was painted, as it was."""
+    window = widget.window()
+    corner = widget.mapTo(window, QPoint(0, 0))
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    return screen.grabWindow(window.winId(), corner.x(), corner.y(), widget.width(), widget.height()).toImage()
 
 
 def item_ids(chart) -> list[int]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from chart_items import pixels
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QGraphicsItem
@@ -59,16 +60,10 @@ def _grab(chart: Chart):
     return chart.grab().toImage()
 
 
-def _pixels(image: QImage) -> np.ndarray:
-    image = image.convertToFormat(QImage.Format.Format_RGB32)
-    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    return rows[:, : image.width(), :3].astype(int)
-
-
 def _looks_the_same(a: QImage, b: QImage) -> bool:
     """Pixel for pixel, but for a level of rounding: a translucent item (the legend's box)
     painted on a pixmap and then copied rounds its blend once more than one painted in place."""
-    return a.size() == b.size() and int(np.abs(_pixels(a) - _pixels(b)).max()) <= 2
+    return a.size() == b.size() and int(np.abs(pixels(a) - pixels(b)).max()) <= 2
 
 
 def _grab_afresh(chart: Chart):
@@ -234,7 +229,7 @@ def _window_looks_as_painted_afresh(top) -> tuple[int, int]:
     finally:
         for item, mode in zip(items, modes, strict=True):
             item.setCacheMode(mode)
-    differing = int((np.abs(_pixels(shown) - _pixels(afresh)).max(axis=2) > 2).sum())
+    differing = int((np.abs(pixels(shown) - pixels(afresh)).max(axis=2) > 2).sum())
     return sum(mode == KEPT for mode in modes), differing
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from chart_items import deliver_events, on_screen, pixels
 from PySide6.QtCore import QEvent, QObject, QPoint
-from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QGraphicsView, QTabWidget
 from window_helpers import dark_theme, in_front
 
@@ -35,26 +35,6 @@ EDITS = {
 }
 
 
-def _events() -> None:
-    from chart_items import deliver_events
-
-    deliver_events()
-
-
-def _pixels(image: QImage) -> np.ndarray:
-    image = image.convertToFormat(QImage.Format.Format_RGB32)
-    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
-    return rows[:, : image.width(), :3].astype(int)
-
-
-def _on_screen(widget) -> QImage:
-    """What the window's backing store holds of ``widget``: what was painted, as it was."""
-    window = widget.window()
-    corner = widget.mapTo(window, QPoint(0, 0))
-    screen = window.screen() or QGuiApplication.primaryScreen()
-    return screen.grabWindow(window.winId(), corner.x(), corner.y(), widget.width(), widget.height()).toImage()
-
-
 def _stale_pixels(window) -> list[tuple[str, int]]:
     """(chart, pixels that differ from painting it whole) for each chart shown in ``window``:
     what the screen shows of the chart, then the chart repainted whole on the screen."""
@@ -63,9 +43,9 @@ def _stale_pixels(window) -> list[tuple[str, int]]:
         if not view.isVisible() or view.scene() is None:
             continue
         port = view.viewport()
-        shown = _pixels(_on_screen(port))
+        shown = pixels(on_screen(port))
         port.repaint()  # the whole view, now, into the same backing store with the same kept pixmaps
-        whole = _pixels(_on_screen(port))
+        whole = pixels(on_screen(port))
         out.append((type(view).__name__, int((np.abs(shown - whole).max(axis=2) > 2).sum())))
     return out
 
@@ -98,7 +78,7 @@ def test_after_each_edit_the_screen_shows_what_painting_each_chart_whole_shows(q
         nonlocal compared
         for values in EDITS[kind]:
             window.document.edit_scenario(kind, **values)
-            _events()
+            deliver_events()
             stale = _stale_pixels(window)
             assert stale and all(n == 0 for _name, n in stale), (theme, values, stale)
             compared += len(stale)
@@ -109,18 +89,18 @@ def test_after_each_edit_the_screen_shows_what_painting_each_chart_whole_shows(q
     for tabs in panel.findChildren(QTabWidget):
         for index in range(tabs.count()):
             tabs.setCurrentIndex(index)
-            _events()
+            deliver_events()
             for values in EDITS[kind][-3:]:
                 window.document.edit_scenario(kind, **values)
-                _events()
+                deliver_events()
                 stale = _stale_pixels(window)
                 assert stale and all(n == 0 for _name, n in stale), (tabs.tabText(index), values, stale)
         tabs.setCurrentIndex(0)
     with dark_theme(window):
-        _events()
+        deliver_events()
         assert all(n == 0 for _name, n in _stale_pixels(window))
         edit_and_compare("dark")
-    _events()
+    deliver_events()
     assert all(n == 0 for _name, n in _stale_pixels(window))
     assert compared >= 2 * len(EDITS[kind])
 
@@ -132,13 +112,13 @@ def test_an_allreduce_size_change_repaints_around_the_point_and_its_label_only(q
     charts = [panel.chart, panel.busbw_chart]
     for size in (256 * MIB, 1024 * MIB):  # the first edits fit the ranges and start keeping paintings
         window.document.edit_scenario("allreduce", size_bytes=size)
-        _events()
+        deliver_events()
     painted = _PaintedRects(charts)
     for size in (512 * MIB, 256 * MIB, 128 * MIB, 256 * MIB):
         for rects in painted.rects.values():
             rects.clear()
         window.document.edit_scenario("allreduce", size_bytes=size)
-        _events()
+        deliver_events()
         for chart in charts:
             rects = painted.rects[id(chart)]
             assert len(rects) == 1, (size, rects)  # painted, once
@@ -153,13 +133,13 @@ def test_the_hover_readout_leaves_nothing_behind_as_the_mouse_moves(qtbot, new_w
     in_front(qtbot, window, "allreduce")
     chart = window.panel("allreduce").chart
     window.document.edit_scenario("allreduce", size_bytes=1024 * MIB)
-    _events()
+    deliver_events()
     plot = chart.mapFromScene(chart.getPlotItem().getViewBox().sceneBoundingRect()).boundingRect()
     for fx, fy in ((0.2, 0.3), (0.5, 0.6), (0.8, 0.2), (0.3, 0.9), (0.6, 0.4)):
         spot = QPoint(plot.left() + int(fx * plot.width()), plot.top() + int(fy * plot.height()))
         with qtbot.waitSignal(chart.hovered, timeout=1000):
             qtbot.mouseMove(chart.viewport(), spot)
-        _events()
+        deliver_events()
         stale = _stale_pixels(window)
         assert stale and all(n == 0 for _name, n in stale), (fx, fy, stale)
 
@@ -170,17 +150,17 @@ def test_in_presentation_mode_the_screen_shows_what_painting_each_chart_whole_sh
     presentation = window.enter_presentation("allreduce")
     try:
         qtbot.waitExposed(presentation)
-        _events()
+        deliver_events()
         for values in EDITS["allreduce"]:
             window.document.edit_scenario("allreduce", **values)
-            _events()
+            deliver_events()
             stale = _stale_pixels(presentation)
             assert stale and all(n == 0 for _name, n in stale), (values, stale)
     finally:
         window.exit_presentation()
-    _events()
+    deliver_events()
     window.document.edit_scenario("allreduce", size_bytes=4 * MIB)
-    _events()
+    deliver_events()
     assert all(n == 0 for _name, n in _stale_pixels(window))
 
 
@@ -203,7 +183,7 @@ def test_the_measured_panel_shows_what_painting_each_chart_whole_shows_as_logs_c
     qtbot.waitExposed(panel)
 
     def checked(what: str) -> None:
-        _events()
+        deliver_events()
         stale = _stale_pixels(panel)
         assert stale and all(n == 0 for _name, n in stale), (what, stale)
 

@@ -24,7 +24,7 @@ import inspect
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from chart_items import assert_draws_as
+from chart_items import assert_draws_as, on_screen, pixels
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QUndoStack
 
@@ -184,16 +184,9 @@ def test_the_kernel_flags_are_not_worked_out_again_for_a_display_option(qtbot, c
 
 def _on_screen(widget) -> np.ndarray:
     """What the screen shows of ``widget`` now (the window's flushed pixels)."""
-    from PySide6.QtWidgets import QApplication
-
     QCoreApplication.processEvents()
     QCoreApplication.processEvents()
-    window = widget.window()
-    image = QApplication.primaryScreen().grabWindow(window.winId()).toImage()
-    pixels = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
-    pixels = pixels.reshape(image.height(), image.bytesPerLine() // 4, 4).copy()  # while ``image`` lives
-    corner = widget.mapTo(window, widget.rect().topLeft())
-    return pixels[corner.y():corner.y() + widget.height(), corner.x():corner.x() + widget.width()]
+    return pixels(on_screen(widget))
 
 
 def test_new_flags_repaint_their_cells_and_keep_the_order(qtbot, catalog):
