@@ -345,3 +345,10 @@ def test_a_plain_number_of_ranks_is_checked_as_a_numpy_one_is(n_ranks):
         assert isinstance(numpy_given, float) and plain == numpy_given
     else:
         assert plain == numpy_given and "n_ranks" in plain[1]
+    # a one-element array takes the array checks: the same value, or the same error
+    if as_array is not n_ranks:
+        in_array = outcome(np.asarray([n_ranks]))
+        if isinstance(plain, float):
+            assert isinstance(in_array, np.ndarray) and float(in_array[0]) == plain
+        else:
+            assert in_array == plain
