@@ -31,12 +31,14 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontMetricsF,
     QGuiApplication,
     QPaintEngine,
     QPainter,
+    QPainterPath,
     QPen,
     QPicture,
     QPixmapCache,
@@ -660,18 +662,30 @@ class BarRect:
         return self.fill.rgba(), self.edge.rgba(), self.edge_width
 
 
-class BarsItem(pg.BarGraphItem):
-    """All the bars of a chart as one item: a change sets one item's arrays (pyqtgraph works
-    out each item's data and bounds and paints it through Python: eleven bars as eleven items
-    cost about a millisecond per change). Its bounding rect is worked out once per change of
-    its data or of the view: pyqtgraph's works out the pixel size again on every call, and the
-    scene asks dozens of times per change (indexing, then painting)."""
+class BarsItem(pg.GraphicsObject):
+    """All the bars of a chart as one item that draws its rectangles itself. A change hands it
+    the new bars and repaints; pyqtgraph's ``BarGraphItem`` made numpy arrays, pens and brushes
+    of them, recorded them into a picture on the next paint and then played it (a third of a
+    millisecond per chart and change, for a dozen bars). The bars are drawn as that picture
+    drew them: in order, each a rectangle with its own cosmetic pen and brush.
+
+    Its bounding rect (the bars, padded by half the widest edge in pixels, as pyqtgraph pads
+    them) is worked out once per change of the bars or of the view: the scene asks for it
+    dozens of times per change."""
 
     _bounds: QRectF | None = None
 
     def __init__(self) -> None:
-        super().__init__(x0=[], width=[], y0=[], height=[])
+        super().__init__()
         self.rects: tuple[BarRect, ...] = ()
+        #: what paint draws: (rectangle in data units, pen, brush) per bar, in order
+        self._drawn: list[tuple[QRectF, QPen, QBrush]] = []
+        #: pens and brushes by look (fill, edge, edge width): a redraw mostly keeps its colours
+        self._looks: dict[tuple[int, int, float], tuple[QPen, QBrush]] = {}
+        self._data_rect = QRectF()
+        self._edge_px = 0.0  # the widest edge, in pixels
+        self._shape: QPainterPath | None = None
+        self.setVisible(False)
 
     @classmethod
     def added_to(cls, plot: pg.PlotItem) -> BarsItem:
@@ -682,35 +696,36 @@ class BarsItem(pg.BarGraphItem):
         return item
 
     def show_rects(self, rects: Sequence[BarRect]) -> None:
-        """Draw ``rects``, setting only what differs from the last drawing."""
+        """Draw ``rects`` (nothing happens when they are the ones drawn)."""
         rects = tuple(rects)
         if rects != self.rects:
-            changes: dict[str, Any] = {}
-            if [r.geometry() for r in rects] != [r.geometry() for r in self.rects]:
-                changes.update(x0=[r.x0 for r in rects], width=[r.width for r in rects],
-                               y0=[r.y0 for r in rects], height=[r.height for r in rects])
-            if rects and [r.look() for r in rects] != [r.look() for r in self.rects]:
-                # a new brush and pen cost as much again as new bounds: only when they change
-                changes.update(brushes=[pg.mkBrush(r.fill) for r in rects],
-                               pens=[pg.mkPen(r.edge, width=r.edge_width) for r in rects])
+            self.prepareGeometryChange()  # the old rect, for the scene to repaint and re-index
             self.rects = rects
-            if changes:  # equal colours may differ as QColor values (another spec): nothing to set
-                self.setOpts(**changes)
+            self._drawn = [(QRectF(r.x0, r.y0, r.width, r.height).normalized(), *self._look(r)) for r in rects]
+            data = QRectF()
+            for rect, _pen, _brush in self._drawn:
+                data = data.united(rect) if not data.isNull() else QRectF(rect)
+            self._data_rect = data
+            self._edge_px = max((r.edge_width for r in rects), default=0.0)
+            self._bounds = self._shape = None
+            self.update()
+            self.informViewBoundsChanged()
         if self.isVisible() != bool(rects):
             self.setVisible(bool(rects))
 
-    def _updateColors(self, opts) -> None:  # noqa: N802 - pyqtgraph naming
-        super()._updateColors(opts)
-        if self._pens:
-            # pyqtgraph pads the bounds for the last pen only; the thickest edge may be another
-            for pen in self._pens:
-                self._updatePenWidth(pen)
+    def drawn(self) -> list[tuple[float, float, float, float, QColor, QColor, float]]:
+        """What a paint draws, bar by bar: (x0, width, y0, height, fill, edge, edge width)."""
+        return [(rect.x(), rect.width(), rect.y(), rect.height(), brush.color(), pen.color(), pen.widthF())
+                for rect, pen, brush in self._drawn]
 
-    def setOpts(self, **opts) -> None:  # noqa: N802 - pyqtgraph naming
-        if self._bounds is not None:
-            self.prepareGeometryChange()  # the old rect, for the scene to repaint and re-index
-        self._bounds = None
-        super().setOpts(**opts)
+    def _look(self, bar: BarRect) -> tuple[QPen, QBrush]:
+        key = bar.look()
+        look = self._looks.get(key)
+        if look is None:
+            if len(self._looks) > 64:
+                self._looks.clear()
+            look = self._looks[key] = (pg.mkPen(bar.edge, width=bar.edge_width), pg.mkBrush(bar.fill))
+        return look
 
     def set_x_scale(self, scale: float) -> None:
         """Draw x from 0 to ``scale`` data units in 0 to 1 of the view (a bar chart whose view
@@ -720,17 +735,49 @@ class BarsItem(pg.BarGraphItem):
         self._bounds = None  # its edges' padding in data units follows the new scale
 
     def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph naming
+        self.prepareGeometryChange()
         self._bounds = None  # the pen's pixel padding is another length in data units
         super().viewTransformChanged()
 
     def setExportMode(self, export, opts=None) -> None:  # noqa: N802 - pyqtgraph naming
         self._bounds = None
-        super().setExportMode(export, opts)
+        return super().setExportMode(export, opts)
+
+    # -- what the view and its automatic range ask ---------------------------------------------
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange=None):  # noqa: N802 - pyqtgraph naming
+        rect = self._data_rect
+        if not self.rects:
+            return None, None
+        return (rect.left(), rect.right()) if ax == 0 else (rect.top(), rect.bottom())
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt naming
         if self._bounds is None:
-            self._bounds = super().boundingRect()
-        return self._bounds
+            self._bounds = self._padded()
+        return QRectF(self._bounds)
+
+    def _padded(self) -> QRectF:
+        if not self.rects:
+            return QRectF()
+        pad = (self._edge_px or 1.0) * 0.5  # half the widest edge (half a pixel with none)
+        vx, vy = self.pixelVectors()
+        px = 0.0 if vx is None else vx.length() * pad
+        py = 0.0 if vy is None else vy.length() * pad
+        return self._data_rect.adjusted(-px, -py, px, py)
+
+    def shape(self) -> QPainterPath:
+        if self._shape is None:
+            path = QPainterPath()
+            for rect, _pen, _brush in self._drawn:
+                path.addRect(rect)
+            self._shape = path
+        return self._shape
+
+    @pg.debug.warnOnException  # an exception escaping a paint crashes Qt
+    def paint(self, p, *_args) -> None:
+        for rect, pen, brush in self._drawn:
+            p.setPen(pen)
+            p.setBrush(brush)
+            p.drawRect(rect)
 
 
 @dataclass

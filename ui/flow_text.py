@@ -167,6 +167,9 @@ class FlowText(pg.GraphicsWidget):
         option.setWrapMode(QTextOption.WrapMode.WordWrap)
         layout.setTextOption(option)
         layout.setFormats(ranges)
+        # keep the shaped glyphs: without this endLayout() drops them and every paint shapes
+        # the text again (a third of a caption's paint)
+        layout.setCacheEnabled(True)
         step = self._line_height()
         layout.beginLayout()
         while (line := layout.createLine()).isValid():

@@ -179,17 +179,15 @@ def test_a_footprint_chart_draws_every_row_with_its_one_bar_item(qtbot, panel):
     energy = panel.footprint_view.energy_chart
     item = energy.bar_item
     bars = energy.bars()
-    o = item.opts
-    assert item.isVisible() and len(o["width"]) == len(bars)
-    assert list(o["width"]) == pytest.approx([max(b.value, 0.0) for b in bars])
-    assert list(o["x0"]) == [0.0] * len(bars)
-    assert [y0 + h / 2 for y0, h in zip(o["y0"], o["height"], strict=True)] == pytest.approx(
-        [-i for i in range(len(bars))])
-    total = item._brushes[-1].color(), item._pens[-1].color()
+    drawn = item.drawn()  # (x0, width, y0, height, fill, edge, edge width) per bar
+    assert item.isVisible() and len(drawn) == len(bars)
+    assert [d[1] for d in drawn] == pytest.approx([max(b.value, 0.0) for b in bars])
+    assert [d[0] for d in drawn] == [0.0] * len(bars)
+    assert [d[2] + d[3] / 2 for d in drawn] == pytest.approx([-i for i in range(len(bars))])
     ink = QColor(energy.theme().ink)
-    assert bars[-1].bold and total == (ink, ink)
-    before = list(o["width"])
+    assert bars[-1].bold and drawn[-1][4:6] == (ink, ink)
+    before = [d[1] for d in drawn]
     assert panel.edit(pue=1.5)
-    assert energy.bar_item is item and list(item.opts["width"]) != before  # the same item, new widths
+    assert energy.bar_item is item and [d[1] for d in item.drawn()] != before  # the same item, new widths
     energy.clear_bars()
     assert not item.isVisible()

@@ -14,11 +14,12 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QRectF
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsTextItem
 from window_helpers import type_in
 
+from ui.charts import BarsItem
 from ui.flow_text import FlowText, words
 from ui.panels.run_plan import RunPlanPanel, _percent, _seconds
 from workbench import plan as plan_model
@@ -38,12 +39,7 @@ def _items(panel) -> dict[str, list[int]]:
 def _drawn(chart) -> list[tuple]:
     """What the chart's one bar item draws: (x0, width, y0, height, fill, edge, edge width)."""
     item = chart.bar_item
-    if not item.isVisible():
-        return []
-    o = item.opts
-    return [(float(x0), float(w), float(y0), float(h), brush.color(), pen.color(), pen.widthF())
-            for x0, w, y0, h, brush, pen in zip(o["x0"], o["width"], o["y0"], o["height"], item._brushes, item._pens,
-                                                 strict=True)]
+    return item.drawn() if item.isVisible() else []
 
 
 def _specs(chart) -> list[tuple]:
@@ -134,19 +130,28 @@ def test_the_toolbar_keeps_its_precision_list_for_the_same_device(qtbot, window,
     assert toolbar.gpu_field.edit.text() == "256"
 
 
-def test_a_bars_bounds_are_worked_out_once_per_change_and_are_pyqtgraphs(qtbot, window, monkeypatch):
-    import pyqtgraph as pg
+def _padded_bars(item) -> QRectF:
+    """The bars' rectangle padded by half the widest edge in pixels, worked out afresh."""
+    rects = [QRectF(x0, y0, w, h).normalized() for x0, w, y0, h, *_look in item.drawn()]
+    data = rects[0]
+    for rect in rects[1:]:
+        data = data.united(rect)
+    pad = max(edge_width for *_rest, edge_width in item.drawn()) * 0.5
+    px, py = (v.length() * pad for v in item.pixelVectors())
+    return data.adjusted(-px, -py, px, py)
 
+
+def test_a_bars_bounds_are_worked_out_once_per_change(qtbot, window, monkeypatch):
     panel = window.panel("run_plan")
-    computed = []  # pyqtgraph's bounding rect measures the pen in pixels each time it is worked out
-    real = pg.BarGraphItem.pixelVectors
-    monkeypatch.setattr(pg.BarGraphItem, "pixelVectors", lambda self, *a: computed.append(self) or real(self, *a))
     items = [chart.bar_item for chart in panel.charts().values()]
+    computed = []  # the bounds measure the edge in pixels each time they are worked out
+    real = BarsItem.pixelVectors
+    monkeypatch.setattr(BarsItem, "pixelVectors", lambda self, *a: computed.append(self) or real(self, *a))
     for text in ("64", "512"):
         type_in(qtbot, window.context_toolbar.gpu_field.edit, text)
         window.grab()
         for item in items:
-            assert item.boundingRect() == pg.BarGraphItem.boundingRect(item)  # what pyqtgraph answers now
+            assert item.boundingRect() == _padded_bars(item)  # the new bars, padded for the new view
         computed.clear()
         for item in items:  # the scene asks dozens of times per change (indexing, painting)
             for _ in range(5):
@@ -154,7 +159,7 @@ def test_a_bars_bounds_are_worked_out_once_per_change_and_are_pyqtgraphs(qtbot, 
         assert computed == []
     panel.step_chart.set_band(panel.prediction().step_time_s * 2)  # another range: another pixel size
     item = panel.step_chart.bar_item
-    assert item.boundingRect() == pg.BarGraphItem.boundingRect(item)
+    assert item.boundingRect() == _padded_bars(item)
 
 
 def test_the_bounds_leave_room_for_the_thickest_edge_wherever_it_is(qtbot, window):
@@ -267,6 +272,29 @@ def test_a_new_text_block_draws_in_the_size_it_is_given_whatever_the_application
         assert block._font.pointSizeF() == pytest.approx(9.0)
     finally:
         qapp.setFont(font)
+
+
+def test_a_text_block_keeps_its_shaped_glyphs_for_the_paints(qapp):
+    # QTextLayout drops its shaped glyphs at endLayout() unless asked to keep them, and each
+    # paint then shapes the whole paragraph again
+    block = FlowText()
+    block.set_paragraphs([words("Compute 1.23 s"), words("Data-parallel all-reduce 0.2 s")], "#000000", 9.0)
+    layouts = [layout for _para, _width, layout in block._layouts]
+    assert len(layouts) == 2 and all(layout.cacheEnabled() for layout in layouts)
+
+
+def test_a_bar_item_draws_its_bars_in_order_with_their_own_pen_and_brush(qtbot, window):
+    chart = window.panel("run_plan").step_chart
+    chart.begin_bars()
+    chart.add_bar(0.0, 2.0, -0.32, 0.64, QColor("red"), pen=QColor("black"), pen_width=3.0)
+    chart.add_bar(2.0, 1.0, -0.32, 0.64, QColor("blue"))
+    chart.end_bars()
+    edge = QColor(chart.theme().background)
+    assert chart.bar_item.drawn() == [(0.0, 2.0, -0.32, 0.64, QColor("red"), QColor("black"), 3.0),
+                                      (2.0, 1.0, -0.32, 0.64, QColor("blue"), edge, 1.0)]
+    chart.begin_bars()
+    chart.end_bars()
+    assert chart.bar_item.drawn() == [] and not chart.bar_item.isVisible()
 
 
 def test_a_new_step_time_scales_the_bars_not_the_view(qtbot, window):
