@@ -140,7 +140,7 @@ def window_mode(tmp: str, samples: int) -> None:
     from PySide6.QtTest import QTest
 
     from storage import Project
-    from tests.benchmarks._timing import PaintWatch, grab, measure, stats_ms
+    from tests.benchmarks._timing import PaintWatch, grab, measure, probe_now, stats_ms
     from ui import export
 
     mib = 2**20
@@ -187,6 +187,7 @@ def window_mode(tmp: str, samples: int) -> None:
         return change
 
     run_plan = window.panel("run_plan")
+    probe = probe_now()
     before = grab(run_plan.chart_area)
     walls, cpus, paints, unchanged = [], [], [], 0
     for text in texts:
@@ -203,6 +204,7 @@ def window_mode(tmp: str, samples: int) -> None:
     toolbar["unpainted"] = sum(1 for p in paints if p == 0)
     toolbar["pixels_unchanged"] = unchanged
     toolbar["plan_gpus"] = window.document.plan().n_gpus
+    toolbar["probe"] = probe
     out["toolbar GPU count"] = toolbar
 
     # the Collectives animation: one step forward, as the play timer does

@@ -18,10 +18,13 @@ import time
 from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtGui import QGuiApplication, QImage, QWindow
 
-from tests.benchmarks._stats import stats_ms
+from tests.benchmarks._stats import machine_probe, stats_ms
 
 QUIET_MS = 60
 TIMEOUT_S = 20.0
+#: the short machine probe taken just before each figure: runs of the fixed work, pause between
+FIGURE_PROBE_RUNS = 10
+FIGURE_PROBE_PAUSE_S = 0.01
 
 _PAINT = QEvent.Type.Paint
 _UPDATE = QEvent.Type.UpdateRequest
@@ -127,6 +130,7 @@ def grab(widget) -> QImage:
 def measure(watch: PaintWatch, changes, widget, *, check_pixels: bool = True) -> dict:
     """Time each change of ``changes`` (callables, alternating values) to its finished repaint,
     checking after each that ``widget``'s pixels on screen changed."""
+    probe = probe_now()
     walls, cpus, painted, unchanged = [], [], [], 0
     before = grab(widget) if check_pixels else None
     for change in changes:
@@ -143,4 +147,11 @@ def measure(watch: PaintWatch, changes, widget, *, check_pixels: bool = True) ->
     out["cpu_median"] = stats_ms(cpus)["median"]
     out["unpainted"] = sum(1 for p in painted if p == 0)
     out["pixels_unchanged"] = unchanged
+    out["probe"] = probe
     return out
+
+
+def probe_now() -> dict[str, float]:
+    """The machine's speed just before a figure is taken (the fixed work of the run's probe,
+    fewer times): the machine may change speed between the run's start and that figure."""
+    return machine_probe(FIGURE_PROBE_RUNS, FIGURE_PROBE_PAUSE_S)

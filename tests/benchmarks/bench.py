@@ -25,7 +25,9 @@ compile the app's sources). The driver itself imports no Qt.
 - Medians and 95th percentiles of wall time, and the median of the process's CPU time over
   the same spans (steadier when other work loads the machine; the load average is printed).
 - The machine's own speed, before and after: a fixed loop of plain Python, timed (a VM's
-  speed drifts; two tables are only compared when this probe agrees).
+  speed drifts; two tables are only compared when this probe agrees); and the same loop, ten
+  times, in the child just before each change -> repaint figure ("probe just before" in its
+  notes): the speed can change between the start of a run and the figure.
 
 No figure is asserted: this prints, it never fails on speed.
 """
@@ -44,7 +46,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from tests.benchmarks._stats import stats_ms
+from tests.benchmarks._stats import PROBE_ADDITIONS
+from tests.benchmarks._stats import machine_probe as _machine_probe
 
 REPO = Path(__file__).resolve().parents[2]
 SCREEN = (1920, 1080)
@@ -233,31 +236,21 @@ def table(results: dict) -> str:
                 notes.append(f"{r['steps']} steps")
             if "chart" in r:
                 notes.append("chart {}x{}".format(*r["chart"]))
+            if "probe" in r:
+                notes.append("probe just before {median_ms} / {p95_ms} ms".format(**r["probe"]))
             lines.append(_row(name, r.get("median"), r.get("p95"), r.get("cpu_median"), r.get("n"),
                               "; ".join(notes)))
     return "\n".join(lines)
 
 
 PROBE_RUNS = 30
-PROBE_ADDITIONS = 300_000  # about 9 ms of plain Python in this machine's fast spells: an edit's length
 
 
 def machine_probe() -> dict[str, float]:
-    """A fixed piece of plain Python about as long as an edit (300,000 additions), timed 30
-    times with a pause between, as the edits are: its median says how fast the machine is, and
-    its 95th percentile how much slower its slow moments are. This kind of machine (a VM with
-    2 cores) runs the same code up to twice as slowly in some spells, so each table says what
-    the same fixed work cost while it was taken; a p95 of an edit cannot be steadier than this."""
-    times = []
-    for _ in range(PROBE_RUNS):
-        start = time.perf_counter()
-        total = 0
-        for i in range(PROBE_ADDITIONS):
-            total += i
-        times.append(time.perf_counter() - start)
-        time.sleep(0.03)
-    figures = stats_ms(times)
-    return {"median_ms": round(figures["median"], 1), "p95_ms": round(figures["p95"], 1)}
+    """The machine's speed before and after the run (see ``_stats.machine_probe``): this kind
+    of machine (a VM with 2 cores) runs the same code up to twice as slowly in some spells, so
+    each table says what the same fixed work cost while it was taken."""
+    return _machine_probe(PROBE_RUNS)
 
 
 def _probe_text(probe: dict[str, float]) -> str:
