@@ -56,8 +56,11 @@ def compute_roof_y(panel):
 
 
 def memory_roof(panel):
-    s = series(panel, "bandwidth")[0]
-    return s.x.copy(), s.y.copy()
+    """The device-memory slope: the primary's roof line up to the ridge (one line with the
+    flat compute roof after it)."""
+    s = series(panel, ": ridge")[0]
+    ridge = int(np.argmax(s.y)) + 1  # the first point at the peak ends the slope
+    return s.x[:ridge].copy(), s.y[:ridge].copy()
 
 
 # -- presets, precision, ridge -----------------------------------------------------------------

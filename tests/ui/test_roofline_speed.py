@@ -14,7 +14,8 @@ timing (the benchmark, ``python -m tests.benchmarks.bench --only roofline``, mea
   again only the part whose input changed, the points keep their positions along x and
   their bounding rectangle while those stay, the results keep their warning colour;
 - ``RooflineChart.show_series`` draws what ``clear_series()`` and the same ``add_series()``
-  calls draw.
+  calls draw;
+- a device's memory slope and its compute roof, in one pen, are one line.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QUndoStack
 
 from ui.catalog import HardwareCatalog
-from ui.panels.roofline import WARNING_MARK, RooflinePanel
+from ui.panels.roofline import WARNING_MARK, RooflinePanel, _short
 from workbench import roofline as rl
 from workbench.kernels import Kernel, seed_examples
 from workbench.scenarios import RooflineScenario
@@ -352,9 +353,9 @@ def test_lines_drawn_again_stay_shown_and_are_not_painted_again(qtbot, catalog, 
     painting (hiding an item drops it), so the roof is not painted again."""
     painted = _Calls(monkeypatch, pg.PlotCurveItem, "paint")  # before the items are made
     panel = _panel(qtbot, catalog, kernels=tuple(seed_examples()))
-    memory = next(s.item for s in panel.chart.series() if "bandwidth" in s.name)
+    roof = next(s.item for s in panel.chart.series() if ": ridge" in s.name)  # the slope and the flat roof
     hidden = []
-    memory.visibleChanged.connect(lambda: hidden.append(memory.isVisible()))
+    roof.visibleChanged.connect(lambda: hidden.append(roof.isVisible()))
     for _ in range(3):  # the chart starts keeping the paintings of what stays
         panel.edit(show_precision_ceilings=True, _merge=False)
         _on_screen(panel.chart)
@@ -366,7 +367,7 @@ def test_lines_drawn_again_stay_shown_and_are_not_painted_again(qtbot, catalog, 
             panel.edit(show_precision_ceilings=ceilings, _merge=False)
             _on_screen(panel.chart)
     assert painted.on  # the ceilings came and were painted
-    assert memory.curve not in painted.on and not hidden
+    assert roof.curve not in painted.on and not hidden
 
 
 def test_labels_take_back_the_items_that_show_their_text(qtbot, catalog, monkeypatch):
@@ -555,3 +556,22 @@ def test_a_precision_or_sparsity_toggle_renames_the_compute_roofs_in_place(qtbot
     panel.edit(show_precision_ceilings=False, _merge=False)
     _drawn(panel)
     assert len(hidden) > 0 and sorted(id(s.item) for s in panel.chart.series()) == items
+
+
+def test_a_devices_memory_slope_and_compute_roof_are_one_line(qtbot, catalog):
+    """Both in one pen: drawn as one line from the left edge up to the ridge and on flat, one
+    item per device to move on each edit (with a second device, the legend names each)."""
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm", "b200"), kernels=_some_kernels(200))
+    for change in ({}, {"precision": "fp8"}, {"sparse": True}):
+        if change:
+            panel.edit(**change, _merge=False)
+        _drawn(panel)
+        drawn = {s.name: s for s in panel.chart.series()}
+        assert not any("bandwidth" in name for name in drawn), change  # no separate slope
+        for d, lines in zip(panel.devices(), panel._lines, strict=True):
+            memory = next(line for line in lines if line.roof is d.memory)
+            compute = next(line for line in lines if line.roof is d.compute)
+            (line,) = [s for name, s in drawn.items() if name.startswith(f"{_short(d.hardware.name)}: ridge ")]
+            assert line.in_legend
+            np.testing.assert_allclose(line.x, [*memory.drawn_x[:-1], *compute.drawn_x])
+            np.testing.assert_allclose(line.y, [*memory.drawn_y[:-1], *compute.drawn_y])

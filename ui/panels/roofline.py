@@ -150,6 +150,19 @@ def _log10(values) -> np.ndarray:
         return np.log10(np.asarray(values, dtype=float))
 
 
+def _joined_slope(d, lines):
+    """The device-memory roof's line of device ``d`` when it ends where its compute roof's
+    starts (the ridge, inside the axes), so that both are drawn as one line; else None."""
+    memory = next((line for line in lines if line.roof is d.memory and line.drawn_x.size), None)
+    compute = next((line for line in lines if line.roof is d.compute and line.drawn_x.size), None)
+    if memory is None or compute is None:
+        return None
+    if not (math.isclose(memory.drawn_x[-1], compute.drawn_x[0], rel_tol=1e-9)
+            and math.isclose(memory.drawn_y[-1], compute.drawn_y[0], rel_tol=1e-9)):
+        return None
+    return memory
+
+
 class KernelScatter(pg.ScatterPlotItem):
     """One scatter item for all kernels, styled by class (memory- / compute-bound) in numpy.
 
@@ -1528,15 +1541,21 @@ class RooflinePanel(PanelBase):
             name = _short(d.hardware.name)
             width = 3.0 if slot == 0 else 2.5
             legend_name = f"{name}: ridge {_q(d.compute.ridge, 'FLOP/B')}"
+            slope = _joined_slope(d, self._lines[slot])
             for line in self._lines[slot]:
                 roof, x, y = line.roof, line.drawn_x, line.drawn_y
                 if x.size == 0:
                     continue
                 if roof is d.compute:
+                    if slope is not None:
+                        # the memory slope and the compute roof in one pen: one line, the
+                        # slope up to the ridge and on flat (one item to move on every edit)
+                        x, y = np.concatenate([slope.drawn_x[:-1], x]), np.concatenate([slope.drawn_y[:-1], y])
                     # legend entries are added last (below): the legend is rebuilt per entry
                     legend_entries.append((legend_name, x, y, color, width, "solid"))
                 elif roof is d.memory:
-                    draw(f"{name} {roof.label}", x, y, color=color, width=width, in_legend=False)
+                    if slope is None:
+                        draw(f"{name} {roof.label}", x, y, color=color, width=width, in_legend=False)
                 elif roof.kind == "compute":  # another precision's ceiling
                     draw(f"{name} {roof.label}", x, y, color=color, width=1.5, style="dot", in_legend=False)
                     labels.append(_Label(f"{roof.label.replace(' peak', '')} {_q(roof.peak_flops, 'FLOP/s')}",
