@@ -674,6 +674,7 @@ class BarsItem(pg.GraphicsObject):
     dozens of times per change."""
 
     _bounds: QRectF | None = None
+    _pen_scale = 1.0  # an export's resolution scale (setExportMode)
 
     def __init__(self) -> None:
         super().__init__()
@@ -741,6 +742,8 @@ class BarsItem(pg.GraphicsObject):
 
     def setExportMode(self, export, opts=None) -> None:  # noqa: N802 - pyqtgraph naming
         self._bounds = None
+        # an export at a higher resolution widens the edges as it widens the other lines
+        self._pen_scale = float((opts or {}).get("resolutionScale", 1.0)) if export else 1.0
         return super().setExportMode(export, opts)
 
     # -- what the view and its automatic range ask ---------------------------------------------
@@ -758,7 +761,7 @@ class BarsItem(pg.GraphicsObject):
     def _padded(self) -> QRectF:
         if not self.rects:
             return QRectF()
-        pad = (self._edge_px or 1.0) * 0.5  # half the widest edge (half a pixel with none)
+        pad = self.pixelPadding()  # half the widest edge (half a pixel with none)
         vx, vy = self.pixelVectors()
         px = 0.0 if vx is None else vx.length() * pad
         py = 0.0 if vy is None else vy.length() * pad
@@ -772,10 +775,15 @@ class BarsItem(pg.GraphicsObject):
             self._shape = path
         return self._shape
 
+    def pixelPadding(self) -> float:  # noqa: N802 - pyqtgraph naming
+        """Room an automatic range leaves around the bars, in pixels: half the widest edge."""
+        return (self._edge_px or 1.0) * 0.5
+
     @pg.debug.warnOnException  # an exception escaping a paint crashes Qt
     def paint(self, p, *_args) -> None:
+        scale = self._pen_scale
         for rect, pen, brush in self._drawn:
-            p.setPen(pen)
+            p.setPen(pen if scale == 1.0 else th.widened_pen(pen, scale))
             p.setBrush(brush)
             p.drawRect(rect)
 

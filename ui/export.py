@@ -166,13 +166,6 @@ def _settle(target) -> None:
     _ensure_laid_out(root)
 
 
-def _scaled(pen: QPen, factor: float) -> QPen:
-    pen = QPen(pen)
-    if pen.isCosmetic() or pen.widthF() == 0:
-        pen.setWidthF((pen.widthF() or 1.0) * factor)
-    return pen
-
-
 @contextlib.contextmanager
 def _export_mode(scenes: Iterable[QGraphicsScene], factor: float, antialias: bool = True) -> Iterator[None]:
     """Widen cosmetic pens by ``factor`` and put pyqtgraph items in export mode; undo after."""
@@ -181,7 +174,7 @@ def _export_mode(scenes: Iterable[QGraphicsScene], factor: float, antialias: boo
     def swap(setter, pen: QPen) -> None:
         """Set a widened copy of ``pen`` now, the original on the way out."""
         saved = QPen(pen)
-        setter(_scaled(saved, factor))
+        setter(th.widened_pen(saved, factor))
         undo.append(lambda: setter(saved))
 
     try:
@@ -207,9 +200,9 @@ def _export_mode(scenes: Iterable[QGraphicsScene], factor: float, antialias: boo
                         swap(item.setPen, pen)
                 elif isinstance(item, pg.AxisItem):
                     saved = (item._pen, item._tickPen)
-                    item._pen = _scaled(item.pen(), factor)
+                    item._pen = th.widened_pen(item.pen(), factor)
                     # ticks and grid lines grow more slowly than lines: a grid must stay light
-                    item._tickPen = _scaled(item.tickPen(), max(1.0, factor / 2))
+                    item._tickPen = th.widened_pen(item.tickPen(), max(1.0, factor / 2))
                     item.picture = None
 
                     def restore_axis(item=item, saved=saved):
@@ -224,7 +217,7 @@ def _export_mode(scenes: Iterable[QGraphicsScene], factor: float, antialias: boo
                     had_flag = bool(item.flags() & flag)
                     item.setFlag(flag, False)
                     pen = QPen(item.opts["pen"])
-                    item.setPen(_scaled(pen, factor))
+                    item.setPen(th.widened_pen(pen, factor))
 
                     def restore_legend(item=item, pen=pen, had_flag=had_flag, flag=flag):
                         item.setPen(pen)

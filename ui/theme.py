@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
 
 # Okabe-Ito, by name. The values are the published ones.
 BLUE = "#0072B2"
@@ -244,3 +244,13 @@ def set_presentation(enabled: bool) -> None:
 def error_style_sheet(selector: str = "QLineEdit") -> str:
     """Style sheet giving an input the red border of invalid input."""
     return f"{selector} {{ border: 2px solid {current_theme().error}; border-radius: 3px; }}"
+
+
+def widened_pen(pen: QPen, factor: float) -> QPen:
+    """A copy of ``pen`` for a picture ``factor`` times the screen's resolution: a cosmetic
+    (or hairline) pen is so many pixels wide whatever the scale, so it is widened by the
+    factor to keep its look; a pen in data units scales with the picture by itself."""
+    pen = QPen(pen)
+    if pen.isCosmetic() or pen.widthF() == 0:
+        pen.setWidthF((pen.widthF() or 1.0) * factor)
+    return pen

@@ -59,6 +59,7 @@ def memory_roof(panel):
     """The device-memory slope: the primary's roof line up to the ridge (one line with the
     flat compute roof after it)."""
     s = series(panel, ": ridge")[0]
+    assert len(s.x) == 3  # the slope's two points, then the flat roof's end
     ridge = int(np.argmax(s.y)) + 1  # the first point at the peak ends the slope
     return s.x[:ridge].copy(), s.y[:ridge].copy()
 

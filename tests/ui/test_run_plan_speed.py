@@ -297,6 +297,37 @@ def test_a_bar_item_draws_its_bars_in_order_with_their_own_pen_and_brush(qtbot, 
     assert chart.bar_item.drawn() == [] and not chart.bar_item.isVisible()
 
 
+def test_an_export_at_a_higher_resolution_widens_the_bars_edges(qtbot, window):
+    """A cosmetic edge is so many pixels wide at any scale: an export at three times the
+    screen's resolution draws it three times as wide, as it does the other lines."""
+    from PySide6.QtGui import QImage, QPainter
+
+    chart = window.panel("run_plan").step_chart
+    chart.begin_bars()
+    chart.add_bar(0.0, 1.0, -0.32, 0.64, QColor("red"), pen=QColor("black"), pen_width=2.0)
+    chart.end_bars()
+    item = chart.bar_item
+
+    def black_across(scale: float) -> int:
+        item.setExportMode(scale != 1.0, {"resolutionScale": scale})
+        try:
+            image = QImage(200, 200, QImage.Format.Format_RGB32)
+            image.fill(QColor("white"))
+            painter = QPainter(image)
+            painter.translate(50, 100)
+            painter.scale(100, 100)  # the bar from x 50 to 150 px
+            item.paint(painter, None, None)
+            painter.end()
+            return sum(QColor(image.pixel(x, 100)) == QColor("black") for x in range(200))
+        finally:
+            item.setExportMode(False)
+
+    on_screen = black_across(1.0)
+    assert on_screen >= 4  # both edges, 2 px each
+    assert black_across(3.0) >= 3 * on_screen - 2
+    assert black_across(1.0) == on_screen  # out of export mode, as before
+
+
 def test_a_new_step_time_scales_the_bars_not_the_view(qtbot, window):
     """A view's range change re-maps every item through pyqtgraph's signals; the bar charts'
     views keep x from 0 to 1 and a new step time (or memory, or MFU) scales their content, so
