@@ -613,6 +613,8 @@ class FrameAxis(pg.AxisItem):
     directly; pyqtgraph's AxisItem records its (empty) ticks and texts into a picture again
     after every range change. Anything more than the line is pyqtgraph's own paint."""
 
+    _frame_span: tuple | None = None  # (geometry, the line's two ends in item coordinates)
+
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
         # no values and no label: pyqtgraph would otherwise re-typeset the (hidden) label
@@ -625,15 +627,20 @@ class FrameAxis(pg.AxisItem):
                 or self.orientation not in ("top", "right") or tuple(self.style["stopAxisAtTick"]) != (False, False)):
             super().paint(p, opt, widget)
             return
-        # pyqtgraph's generateDrawSpecs and drawPicture for an axis without ticks or values
-        bounds = self.mapRectFromParent(self.geometry())
-        if self.orientation == "top":
-            span = (bounds.bottomLeft() + QPointF(-1.0, -1.0), bounds.bottomRight() + QPointF(1.0, -1.0))
-        else:
-            span = (bounds.topLeft() + QPointF(1.0, -1.0), bounds.bottomLeft() + QPointF(1.0, 1.0))
-        points = [self.mapToDevice(point) for point in span]
-        if None in points or (points[1] - points[0]).manhattanLength() == 0:
-            return
+        # pyqtgraph's generateDrawSpecs and drawPicture for an axis without ticks or values:
+        # the line worked out once per geometry (the chart repaints the frame on every edit)
+        geometry = self.geometry()
+        kept = self._frame_span
+        if kept is None or kept[0] != geometry:
+            bounds = self.mapRectFromParent(geometry)
+            if self.orientation == "top":
+                span = (bounds.bottomLeft() + QPointF(-1.0, -1.0), bounds.bottomRight() + QPointF(1.0, -1.0))
+            else:
+                span = (bounds.topLeft() + QPointF(1.0, -1.0), bounds.bottomLeft() + QPointF(1.0, 1.0))
+            kept = self._frame_span = (QRectF(geometry), span)
+        span = kept[1]
+        if self.deviceTransform_() is None or span[0] == span[1]:
+            return  # not on a device, or a line of no length (pyqtgraph draws nothing then)
         p.save()
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
