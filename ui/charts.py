@@ -662,9 +662,6 @@ class BarRect:
     edge: QColor
     edge_width: float
 
-    def geometry(self) -> tuple[float, float, float, float]:
-        return self.x0, self.width, self.y0, self.height
-
     def look(self) -> tuple[int, int, float]:
         return self.fill.rgba(), self.edge.rgba(), self.edge_width
 
