@@ -43,7 +43,6 @@ from PySide6.QtGui import (
     QPicture,
     QPixmapCache,
     QStaticText,
-    QTextOption,
     QTransform,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsScene, QGraphicsView
@@ -51,7 +50,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsScene, QG
 from ui import axis_specs
 from ui import theme as th
 from ui.label_placement import place_labels
-from ui.plain_text_item import PlainTextItem, use_plain_text
+from ui.plain_text_item import PlainTextItem, prepared_text, use_plain_text
 
 _PREFIXES = [
     (1e18, "E"),
@@ -224,8 +223,6 @@ class _AxisGrid(QGraphicsItem):
 #: the alignment flags a tick label may have for _TickTexts (pyqtgraph gives these and TextDontClip)
 _ALIGNMENTS = (Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignHCenter
                | Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignVCenter)
-#: prepared labels by (text, font): an axis' labels come back with every range ("1", "10 ms")
-_STATIC_TEXTS: dict[tuple[str, str], tuple[QStaticText, float]] = {}
 
 
 class _TickTexts:
@@ -242,27 +239,14 @@ class _TickTexts:
     def of(cls, text_specs, font: QFont, pen: QPen, clip: QRect) -> _TickTexts | None:
         """The labels of ``text_specs`` ((rect, flags, text) as pyqtgraph gives them), or None
         for a label drawText would lay out otherwise (several lines, other flags)."""
-        metrics = QFontMetricsF(font)
-        height = metrics.height()
-        key_font = font.key()
-        if len(_STATIC_TEXTS) > 4096:
-            _STATIC_TEXTS.clear()
+        height = QFontMetricsF(font).height()
         placed = []
         align = Qt.AlignmentFlag
         for rect, flags, text in text_specs:
             flags = int(flags)
             if "\n" in text or flags & ~(int(_ALIGNMENTS) | int(Qt.TextFlag.TextDontClip)):
                 return None
-            entry = _STATIC_TEXTS.get((text, key_font))
-            if entry is None:
-                static = QStaticText(text)
-                static.setTextFormat(Qt.TextFormat.PlainText)
-                option = QTextOption()
-                option.setWrapMode(QTextOption.WrapMode.NoWrap)
-                static.setTextOption(option)
-                static.prepare(QTransform(), font)
-                entry = _STATIC_TEXTS[(text, key_font)] = (static, metrics.horizontalAdvance(text))
-            static, width = entry
+            static, width = prepared_text(text, font)
             x, y = rect.x(), rect.y()
             if flags & align.AlignRight:
                 x += rect.width() - width
@@ -926,10 +910,7 @@ class _StaticLabel(pg.GraphicsWidget):
                                           else pg.getConfigOption("foreground")))
         before = self.text_size()
         self.text = text
-        static = QStaticText(text)
-        static.setTextFormat(Qt.TextFormat.PlainText)
-        static.prepare(QTransform(), self._font)
-        self._static = static
+        self._static, _advance = prepared_text(text, self._font)
         self.update()
         return self.text_size() != before or look_changed
 

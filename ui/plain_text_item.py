@@ -27,6 +27,7 @@ from PySide6.QtGui import (
     QPainter,
     QStaticText,
     QTextDocumentFragment,
+    QTextOption,
     QTransform,
 )
 from PySide6.QtWidgets import QGraphicsItem
@@ -35,6 +36,31 @@ from PySide6.QtWidgets import QGraphicsItem
 MARGIN = 4.0
 #: what a text document breaks a line at (it hands each back as "\n")
 _LINE_BREAKS = re.compile("\r\n|[\r\u2028\u2029]")
+
+#: prepared texts by (text, font key), shared by every chart text drawn as a static text (tick
+#: labels, titles, legend names, labels at a point): the same text comes back with the next
+#: range, toggle or undo, and preparing it (shaping its glyphs) was most of setting it
+_PREPARED: dict[tuple[str, str], tuple[QStaticText, float]] = {}
+_PREPARED_LIMIT = 4096
+
+
+def prepared_text(text: str, font: QFont) -> tuple[QStaticText, float]:
+    """``text`` (one line, plain) as a static text prepared in ``font``, and its advance. The
+    static text is shared: draw it, never change it (a painter with another font or a rotation
+    lays it out again in place, the same pixels)."""
+    key = (text, font.key())
+    found = _PREPARED.get(key)
+    if found is None:
+        if len(_PREPARED) >= _PREPARED_LIMIT:
+            _PREPARED.clear()
+        static = QStaticText(text)
+        static.setTextFormat(Qt.TextFormat.PlainText)
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.NoWrap)
+        static.setTextOption(option)
+        static.prepare(QTransform(), font)
+        found = _PREPARED[key] = (static, QFontMetricsF(font).horizontalAdvance(text))
+    return found
 
 
 class PlainTextGraphic(QGraphicsItem):
@@ -93,9 +119,7 @@ class PlainTextGraphic(QGraphicsItem):
         lines = []
         width = 0.0
         for part in self._text.split("\n"):
-            line = QStaticText(part)
-            line.setTextFormat(Qt.TextFormat.PlainText)
-            line.prepare(QTransform(), self._font)
+            line, _advance = prepared_text(part, self._font)
             width = max(width, line.size().width())
             lines.append(line)
         # a document's line is a whole number of pixels tall
@@ -147,4 +171,4 @@ class PlainTextItem(pg.TextItem):
         self.setText(text)
 
 
-__all__ = ["PlainTextGraphic", "PlainTextItem", "use_plain_text", "MARGIN"]
+__all__ = ["PlainTextGraphic", "PlainTextItem", "use_plain_text", "prepared_text", "MARGIN"]

@@ -647,3 +647,46 @@ def test_chart_and_animator_scenes_keep_no_spatial_index(chart, qtbot):
     qtbot.addWidget(view)
     for scene in (chart.scene(), view.scene()):
         assert scene.itemIndexMethod() == QGraphicsScene.ItemIndexMethod.NoIndex
+
+
+def test_a_text_shown_before_is_not_prepared_again(chart, monkeypatch):
+    """Titles, legend names, labels at a point and tick labels are static texts prepared once per
+    text and font: going back to values shown before (a toggle, an undo) shapes no text again,
+    and what is drawn is what a freshly prepared text draws."""
+    import ui.plain_text_item as plain
+
+    made: list[str] = []
+    real = plain.QStaticText
+
+    class Counted(real):
+        def __init__(self, text: str = "", *args) -> None:
+            made.append(text)
+            super().__init__(text, *args)
+
+    monkeypatch.setattr(plain, "QStaticText", Counted)
+    monkeypatch.setattr(plain, "_PREPARED", {})  # what earlier tests prepared is not this test's
+    for k in (1.0, 7.0):
+        _redraw(chart, k)
+        chart.settle()
+        chart.grab()
+    image = chart.grab().toImage()
+    shown = bytes(image.constBits())  # k = 7, its texts prepared in this test (while image lives)
+    _redraw(chart, 1.0)
+    chart.settle()
+    chart.grab()
+    made.clear()
+    _redraw(chart, 7.0)  # back to what was shown
+    chart.settle()
+    again = chart.grab().toImage()
+    assert made == []
+    assert bytes(again.constBits()) == shown
+    _redraw(chart, 3.0)  # new values: their texts are new
+    chart.settle()
+    chart.grab()
+    assert {"Time at 3", "point 3", "crossover 90"} <= set(made)
+    # a shared text is one text per font: the same words in a bold font are prepared apart
+    font = plain.QFont()
+    bold = plain.QFont(font)
+    bold.setBold(True)
+    assert plain.prepared_text("ridge", font)[0] is plain.prepared_text("ridge", font)[0]
+    assert plain.prepared_text("ridge", bold)[0] is not plain.prepared_text("ridge", font)[0]
