@@ -25,6 +25,8 @@ MARGIN = 4.0
 BOLD = QFont.Weight.DemiBold
 #: what a chart's key puts before each entry's text
 SWATCH = "\u25a0"
+#: how many paragraphs no longer shown a text block keeps laid out (see FlowText._recent)
+RECENT_LAYOUTS = 16
 
 
 class TextRun(NamedTuple):
@@ -82,6 +84,9 @@ class FlowText(pg.GraphicsWidget):
         self._wrap_width = 400.0
         #: per paragraph: (its pieces, the width it was laid out at, its layout)
         self._layouts: list[tuple[tuple[Piece, ...], float, QTextLayout]] = []
+        #: paragraphs laid out lately, by (pieces, width), in this look: a paragraph shown again
+        #: (a toggle, an undo) takes its layout back instead of being shaped and broken again
+        self._recent: dict[tuple[tuple[Piece, ...], float], QTextLayout] = {}
         self._lines = 0
         self._formats: dict[tuple[str | None, bool], QTextCharFormat] = {}
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
@@ -95,7 +100,7 @@ class FlowText(pg.GraphicsWidget):
         if (content, gap, size_pt) == (self._paragraphs, self._gap, self._size_pt) and ink_color == self._ink:
             return
         if (size_pt, gap) != (self._size_pt, self._gap) or ink_color != self._ink:
-            self._layouts, self._formats = [], {}  # every paragraph in the new look
+            self._layouts, self._formats, self._recent = [], {}, {}  # every paragraph in the new look
             self._font = _font(size_pt)
         self._paragraphs, self._gap, self._size_pt, self._ink = content, gap, size_pt, ink_color
         self.setVisible(bool(content))
@@ -188,8 +193,16 @@ class FlowText(pg.GraphicsWidget):
         for i, para in enumerate(self._paragraphs):
             if i < len(kept) and kept[i][0] == para and kept[i][1] == width:
                 layouts.append(kept[i])
-            else:
-                layouts.append((para, width, self._paragraph_layout(para, width)))
+                continue
+            layout = self._recent.pop((para, width), None)
+            if layout is None:
+                layout = self._paragraph_layout(para, width)
+            layouts.append((para, width, layout))
+        for para, width, layout in self._layouts:  # the ones shown until now, the latest last
+            self._recent.pop((para, width), None)
+            self._recent[(para, width)] = layout
+        while len(self._recent) > RECENT_LAYOUTS:
+            del self._recent[next(iter(self._recent))]
         self._layouts = layouts
         self._lines = sum(layout.lineCount() for _para, _width, layout in layouts)
         self.update()

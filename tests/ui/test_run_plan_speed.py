@@ -357,3 +357,28 @@ def test_a_new_step_time_scales_the_bars_not_the_view(qtbot, window):
         ticks = memory.axis("x")._tickLevels[0]
         assert ticks and all(0.0 <= v <= 1.0 for v, _text in ticks) and ticks[1][1] != ticks[0][1]
     assert moved == []  # no view moved along x
+
+
+def test_a_paragraph_shown_again_is_not_laid_out_again(qtbot, window, monkeypatch):
+    """Going back to a GPU count shown before (a toggle, an undo) lays none of the Run plan's
+    captions and keys out again: the paragraphs shown lately keep their layouts. A new count,
+    or a new look, lays them out afresh, and the text is the same as a fresh layout gives."""
+    panel = window.panel("run_plan")
+    laid = []
+    real = FlowText._paragraph_layout
+    monkeypatch.setattr(FlowText, "_paragraph_layout",
+                        lambda self, para, width: laid.append(para) or real(self, para, width))
+    field = window.context_toolbar.gpu_field.edit
+    type_in(qtbot, field, "512")
+    shown = {name: (chart.caption.plain_text(), chart.key.plain_text()) for name, chart in panel.charts().items()}
+    type_in(qtbot, field, "64")
+    assert laid  # other numbers: new paragraphs
+    laid.clear()
+    type_in(qtbot, field, "512")
+    assert laid == []
+    assert {name: (chart.caption.plain_text(), chart.key.plain_text())
+            for name, chart in panel.charts().items()} == shown
+    block = panel.step_chart.caption
+    lines = block.line_count()
+    block.set_paragraphs(block._paragraphs, "#336699", block.size_pt)  # another ink: laid out again
+    assert laid and block.line_count() == lines and block.ink == QColor("#336699")
