@@ -1390,13 +1390,11 @@ class Chart(pg.PlotWidget):
             # map, clip and path it anew; the view still learns of it for its automatic range
             item.informViewBoundsChanged()
         else:
-            # the name only when it is another: pyqtgraph marks any name given as a style
-            # change with a Qt property set, whose change event is dispatched through Python
-            # (about a quarter of the call for a three-point roof)
-            if item.opts.get("name") != name:
-                item.setData(xs, ys, name=name)
-            else:
-                item.setData(xs, ys)
+            # the name goes into the item's options, not through setData: pyqtgraph takes a
+            # name given to it as a change of style (two Qt property sets, their change events
+            # dispatched through Python, and the curve restyled with the pens it already has)
+            item.opts["name"] = name
+            item.setData(xs, ys)
             self._redrawn.add(item)
         self._legend_changed()
         return item

@@ -1033,9 +1033,11 @@ class RooflinePanel(PanelBase):
                 precisions = (*precisions, s.precision)
             self._fill_combo(self.precision_combo, [(PRECISION_LABELS[p], p) for p in precisions], s.precision)
             has_sparse = hw is not None and s.precision in hw.precisions and hw.supports_sparsity(s.precision)
-            self.sparse_check.setToolTip(
-                "Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
-                if has_sparse else f"{hw.name if hw else s.primary} has no 2:4 sparse rate at {PRECISION_LABELS[s.precision]}")
+            tip = ("Structured 2:4 sparsity: raises the compute roof by the preset's factor; the memory roof stays"
+                   if has_sparse else f"{hw.name if hw else s.primary} has no 2:4 sparse rate at "
+                                      f"{PRECISION_LABELS[s.precision]}")
+            if self.sparse_check.toolTip() != tip:  # (a tip set, even the same, is an event)
+                self.sparse_check.setToolTip(tip)
         if synced.get("options") != (s.primary, s.show_l2, s.show_precision_ceilings, version):
             synced["options"] = (s.primary, s.show_l2, s.show_precision_ceilings, version)
             caches = hw.cache_levels if hw is not None else ()
