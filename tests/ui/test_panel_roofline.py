@@ -504,6 +504,8 @@ def test_fast_scatter_paint_is_pixel_identical_to_pyqtgraph(panel, qtbot, monkey
         image = panel.chart.grab().toImage()
         return bytes(image.constBits())  # while ``image`` lives: the bits are its memory
 
+    # every point drawn (the repeats left out are tested apart, in test_roofline_speed)
+    monkeypatch.setattr(KernelScatter, "DISTINCT_FROM", 10**9)
     fast_paint = KernelScatter._paint_fast
     taken = []
     monkeypatch.setattr(KernelScatter, "_paint_fast",

@@ -130,6 +130,7 @@ def test_points_restyled_in_place_paint_as_pyqtgraph_paints_them(qtbot, catalog,
     kept fragment buffer. What is painted is what pyqtgraph paints from the record array."""
     from ui.panels.roofline import KernelScatter
 
+    monkeypatch.setattr(KernelScatter, "DISTINCT_FROM", 10**9)  # every point drawn, as pyqtgraph draws them
     panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels(2000))
     patched = []
     patch = KernelScatter._patch_fragments
@@ -435,6 +436,42 @@ def test_the_results_keep_their_warning_colour_while_the_warning_rows_stay(qtbot
             assert (shown is not None and QColor(shown.color()) == error) if warn else shown is None
 
 
+def test_points_a_later_point_covers_exactly_are_drawn_once(qtbot, catalog, monkeypatch):
+    """Many kernels sit at the same pixels (those with no time on the roof, a launch profiled
+    many times): a point that a later point of its style covers exactly is not drawn again.
+    One point is drawn per pixel and style, and the picture differs from drawing every point
+    only in the soft edges a second draw darkened: no point goes missing."""
+    from ui.panels.roofline import KernelScatter
+
+    base = _some_kernels(600)
+    kernels = tuple(Kernel(f"{k.name} launch {i}", k.flops, k.bytes, k.time_s) for i in range(4) for k in base)
+    panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=kernels)
+    points = panel.points
+
+    def grab() -> np.ndarray:
+        panel.chart.viewport().repaint()
+        image = panel.chart.grab().toImage()
+        return np.frombuffer(bytes(image.constBits()), np.uint8).astype(int)
+
+    for change in ({}, {"sparse": True}, {"precision": "fp8"}):
+        panel.edit(**change, _merge=False)
+        once = grab()
+        drawn = points.fragments_drawn
+        # one per symbol corner (as Qt rounds it) and style, counted here another way
+        frags = points._pixmapFragments.ndarray()
+        corners = np.unique(np.stack([np.floor(frags[:, 0] - frags[:, 4] / 2 + 0.5),
+                                      np.floor(frags[:, 1] - frags[:, 5] / 2 + 0.5),
+                                      points._filled_classes], axis=1), axis=0)
+        # (two corners may share a hash slot: that only draws a point more)
+        assert len(corners) <= drawn <= 1.1 * len(corners) and drawn < len(kernels) / 2, change
+        with monkeypatch.context() as m:
+            m.setattr(KernelScatter, "DISTINCT_FROM", 10**9)
+            every = grab()
+            assert points.fragments_drawn == len(kernels)
+        difference = np.abs(once - every)
+        assert difference.any() and difference.max() < 128, change  # edges a shade lighter, no point gone
+
+
 def test_the_points_keep_their_bounding_rectangle_and_positions_along_x(qtbot, catalog, monkeypatch):
     """Until the points or the view change, the points' bounding rectangle is the one worked
     out last (Qt asks for it several times per paint) and is pyqtgraph's own; a new roof moves
@@ -442,6 +479,7 @@ def test_the_points_keep_their_bounding_rectangle_and_positions_along_x(qtbot, c
     painted is what pyqtgraph paints, after a zoom and a resize too."""
     from ui.panels.roofline import KernelScatter
 
+    monkeypatch.setattr(KernelScatter, "DISTINCT_FROM", 10**9)  # every point drawn, as pyqtgraph draws them
     panel = _panel(qtbot, catalog, hardware=("h100-sxm",), kernels=_some_kernels(2000))
     points = panel.points
     worked_out = _Calls(monkeypatch, KernelScatter, "_bounding_rect")

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.Qt import internals as Qt_internals
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
@@ -179,6 +180,8 @@ class KernelScatter(pg.ScatterPlotItem):
     # what set_points last wrote (see _fast_set) and the bounding rectangle (see boundingRect)
     _filled = None
     _filled_x = None  # the read-only array the positions along x were written from
+    _filled_classes: np.ndarray | None = None  # each point's style (an index into the styles)
+    _filled_rects: np.ndarray | None = None  # each style's symbol rectangle in the atlas
     _x_span: tuple[float, float] | None = None  # its minimum and maximum
     _spot_items = False  # pyqtgraph made an item per point (points(): a hover, a click)
     _kept_rect: tuple | None = None
@@ -461,8 +464,74 @@ class KernelScatter(pg.ScatterPlotItem):
             frags[:, 0] = px
             frags[:, 1] = py
             self._frags_x = None
-        p.drawPixmapFragments(*fragments.drawargs(), atlas.pixmap)
+        distinct = self._distinct_fragments(frags, dpr) if n >= self.DISTINCT_FROM else None
+        self.fragments_drawn = n if distinct is None else len(distinct.ndarray())
+        p.drawPixmapFragments(*(fragments if distinct is None else distinct).drawargs(), atlas.pixmap)
         return True
+
+    #: from this many points on, a point that a later point covers exactly is left out
+    #: (_distinct_fragments); under it, every point is drawn as pyqtgraph draws it
+    DISTINCT_FROM = 512
+    #: how many symbols the last fast paint drew
+    fragments_drawn = 0
+    _SLOT_BITS = 15  # 32,768 hash slots (128 KB: they stay in the processor's cache)
+    _slots: np.ndarray | None = None
+    _distinct: object | None = None  # the fragment buffer of the points drawn (a PrimitiveArray)
+    _distinct_x: tuple | None = None  # (_frags_x it was worked out for, symbol width, x bits)
+
+    def _distinct_fragments(self, frags: np.ndarray, dpr: float):
+        """The fragments without those a later point covers exactly, or None to draw them all.
+
+        Blending the symbols' pixels is most of the paint, and many points repeat: kernels with
+        no measured time sit on the roof, side by side at the same pixels, and a profile lists
+        the same launch many times. Qt puts an unscaled, unrotated pixmap at whole device pixels
+        (its top-left corner rounded), so two points of one style rounded to the same corner
+        light the same pixels: the later one, drawn over the earlier, is kept (the one on top,
+        also over any point drawn between them). What changes is the soft edge of the symbol,
+        which two draws blended twice (a shade darker). At another pixel ratio the pixmap is
+        scaled and placed between pixels, and symbols of several sizes do not cover each other
+        alike: every point is drawn."""
+        classes, rects = self._filled_classes, self._filled_rects
+        n = len(frags)
+        if (dpr != 1.0 or self.data is not self._filled or classes is None or len(classes) != n
+                or rects is None or len({(int(w), int(h)) for _x, _y, w, h in rects if w}) != 1):
+            return None
+        width, height = (int(v) for v in next(r for r in rects if r[2])[2:4])
+        # each symbol's corner as Qt rounds it, offset to stay positive (truncation then floors):
+        # along x in the bits above 29, kept while the positions along x stay (_frags_x)
+        offset = 0.5 + 2**20
+        kept_x, along_x = self._distinct_x, self._frags_x
+        if along_x is None or kept_x is None or kept_x[0] is not along_x or kept_x[1] != width:
+            x = frags[:, 0] + (offset - 0.5 * width)
+            x_bits = x.astype(np.int64) << 29 if 0 <= x.min() and x.max() < 2**21 else None
+            self._distinct_x = None if along_x is None else (along_x, width, x_bits)
+        else:
+            x_bits = kept_x[2]
+        y = frags[:, 1] + (offset - 0.5 * height)
+        if x_bits is None or not (0 <= y.min() and y.max() < 2**21):
+            return None  # (points far outside any screen)
+        key = x_bits | (y.astype(np.int64) << 8) | classes
+        # a later point of each key, through hash slots: each slot is given the index of every
+        # point that falls in it, the later ones last, and a point is left out only if the one
+        # its slot holds comes after it with its very key (two keys sharing a slot only draw a
+        # point more; the last write winning is not relied on either)
+        slot = ((key.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+                >> np.uint64(64 - self._SLOT_BITS)).astype(np.intp)
+        slots = self._slots
+        if slots is None:
+            slots = self._slots = np.zeros(1 << self._SLOT_BITS, dtype=np.intp)
+        index = np.arange(n)
+        slots[slot] = index
+        later = slots[slot]
+        kept = np.flatnonzero(~((later > index) & (key[later] == key)))
+        if len(kept) == n:
+            return None
+        distinct = self._distinct
+        if distinct is None:
+            distinct = self._distinct = Qt_internals.PrimitiveArray(QPainter.PixmapFragment, 10)
+        distinct.resize(len(kept))
+        np.take(frags, kept, axis=0, out=distinct.ndarray())
+        return distinct
 
 
 def warning_icon(color: QColor, size: int = 14) -> QIcon:
