@@ -60,7 +60,7 @@ def test_only_the_curves_whose_values_changed_are_handed_to_pyqtgraph(panel, mon
 
     def set_data(item, *args, **kwargs):
         if args:
-            handed.append(kwargs.get("name"))
+            handed.append(kwargs.get("name", item.opts.get("name")))  # (a chart names its item itself)
         return real(item, *args, **kwargs)
 
     monkeypatch.setattr(pg.PlotDataItem, "setData", set_data)
