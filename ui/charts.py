@@ -889,6 +889,7 @@ class _StaticLabel(pg.GraphicsWidget):
         self.opts: dict[str, Any] = {"color": None, "size": "11pt", "bold": False, **opts}
         self._static: QStaticText | None = None
         self._font = QFont()
+        self._line = 0  # the height of the font's line, whole pixels (set with the font)
         self._ink = QColor("#000000")
 
     def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming
@@ -906,6 +907,7 @@ class _StaticLabel(pg.GraphicsWidget):
             font.setPointSizeF(float(size[:-2]) if size.endswith("pt") else 11.0)
             font.setBold(bool(opts.get("bold")))
             self._font = font
+            self._line = math.ceil(QFontMetricsF(font).height())  # a document's line: whole pixels
             self._ink = QColor(pg.mkColor(opts["color"] if opts.get("color") is not None
                                           else pg.getConfigOption("foreground")))
         before = self.text_size()
@@ -930,8 +932,7 @@ class _StaticLabel(pg.GraphicsWidget):
         (its line is a whole number of pixels tall)."""
         if self._static is None:
             return (0.0, 0.0)
-        line = math.ceil(QFontMetricsF(self._font).height())
-        return (self.text_width() + 2 * self.MARGIN, line + 2 * self.MARGIN)
+        return (self.text_width() + 2 * self.MARGIN, self._line + 2 * self.MARGIN)
 
     def _draw_text(self, p, at: QPointF) -> None:
         if self._static is None or not self.text:

@@ -245,13 +245,23 @@ class ResultsTable(QTableWidget):
         a shown cell has it: the delegate measures text plus margins)."""
         if not self._reserved_quantities or self.rowCount() == 0 or self.item(0, 0) is None:
             return 0
+        # the same for the same labels, font and style: worked out once (a toggle that renames
+        # a quantity asks for it on every edit)
+        key = (self._reserved_quantities, self.font().key(), self.style().name())
+        kept = self._reserved_kept
+        if kept is not None and kept[0] == key:
+            return kept[1]
         metrics = QFontMetricsF(self.font(), self)  # fractional, rounded up as the item's layout is
 
         def text_width(text: str) -> int:
             return math.ceil(metrics.horizontalAdvance(text))
 
         padding = self.sizeHintForIndex(self.model().index(0, 0)).width() - text_width(self.item(0, 0).text())
-        return max(text_width(t) for t in self._reserved_quantities) + padding
+        width = max(text_width(t) for t in self._reserved_quantities) + padding
+        self._reserved_kept = (key, width)
+        return width
+
+    _reserved_kept: tuple | None = None  # (labels, font and style it was worked out for, width)
 
     def _column_need(self, col: int) -> int:
         """The width the column's whole text needs (the quantity column: reserved labels too)."""

@@ -310,6 +310,13 @@ def test_reserved_quantities_size_the_results_from_the_start(shown_table):
     table.set_rows([(long_label, 1979e12, "FLOP/s"), ("Ridge point", 590.0, "FLOP/B")])
     assert width >= table.sizeHintForColumn(0)  # the long label shows whole at once
     assert resized == [] and table.minimumSizeHint().width() == kept
+    # in a larger font (presentation) the room reserved is the larger font's, not the one kept
+    table.set_rows([("Peak compute (FP16, dense)", 989e12, "FLOP/s"), ("Ridge point", 295.0, "FLOP/B")])
+    table.set_presentation(True)
+    shown = header.sectionSize(0)  # fitted to the short label on show, and the long one reserved
+    table.set_rows([(long_label, 1979e12, "FLOP/s"), ("Ridge point", 590.0, "FLOP/B")])
+    assert shown >= table.sizeHintForColumn(0) > width
+    table.set_presentation(False)
     # without the reservation the same toggle widens the column: the test can tell
     plain = type(table)()
     plain.set_rows([("Peak compute (FP16, dense)", 989e12, "FLOP/s")])
