@@ -240,6 +240,8 @@ class ResultsTable(QTableWidget):
         self._content_width_cache = None
         self._measured_needs = {}
 
+    _reserved_kept: tuple | None = None  # (labels, font and style it was worked out for, width)
+
     def _reserved_width(self) -> int:
         """The quantity column's width for the widest reserved label (the cells' padding as
         a shown cell has it: the delegate measures text plus margins)."""
@@ -260,8 +262,6 @@ class ResultsTable(QTableWidget):
         width = max(text_width(t) for t in self._reserved_quantities) + padding
         self._reserved_kept = (key, width)
         return width
-
-    _reserved_kept: tuple | None = None  # (labels, font and style it was worked out for, width)
 
     def _column_need(self, col: int) -> int:
         """The width the column's whole text needs (the quantity column: reserved labels too)."""

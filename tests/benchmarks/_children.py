@@ -12,8 +12,8 @@ Modes:
   ``app``: ``ui.cli.main([])``, the real entry point, on the default project). A paint probe
   is installed at the window's ``show()`` (an application event filter from the start would
   cost the app ~40,000 filtered events), after the program's own first imports, so that it
-  changes neither what is imported nor in which order; at the first paint event it posts a zero timer, which
-  fires once that repaint has been flushed; the process then reports its CPU time, the
+  changes neither what is imported nor in which order; at the first paint event it posts a
+  zero timer, which fires once that repaint has been flushed; the process then reports its CPU time, the
   monotonic clock and exits at once (``os._exit``: no teardown in the figures; the driver
   reads the peak memory from ``wait4``). ``app --until project`` waits instead for the
   first paint after the project is in the window (when the project opens after the first

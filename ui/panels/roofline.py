@@ -494,7 +494,8 @@ class KernelScatter(pg.ScatterPlotItem):
         classes, rects = self._filled_classes, self._filled_rects
         n = len(frags)
         if (dpr != 1.0 or self.data is not self._filled or classes is None or len(classes) != n
-                or rects is None or len({(int(w), int(h)) for _x, _y, w, h in rects if w}) != 1):
+                or rects is None or len(rects) > 256  # (a style is the key's lowest byte)
+                or len({(int(w), int(h)) for _x, _y, w, h in rects if w}) != 1):
             return None
         width, height = (int(v) for v in next(r for r in rects if r[2])[2:4])
         # each symbol's corner as Qt rounds it, offset to stay positive (truncation then floors):
