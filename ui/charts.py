@@ -246,7 +246,7 @@ class _TickTexts:
             flags = int(flags)
             if "\n" in text or flags & ~(int(_ALIGNMENTS) | int(Qt.TextFlag.TextDontClip)):
                 return None
-            static, width = prepared_text(text, font)
+            static, width, _size = prepared_text(text, font)
             x, y = rect.x(), rect.y()
             if flags & align.AlignRight:
                 x += rect.width() - width
@@ -888,6 +888,7 @@ class _StaticLabel(pg.GraphicsWidget):
         #: the look (``color``, ``size`` as "11.5pt", ``bold``), as pyqtgraph's labels take it
         self.opts: dict[str, Any] = {"color": None, "size": "11pt", "bold": False, **opts}
         self._static: QStaticText | None = None
+        self._static_size = QSizeF()  # its size when prepared (a shared text's own may change)
         self._font = QFont()
         self._line = 0  # the height of the font's line, whole pixels (set with the font)
         self._ink = QColor("#000000")
@@ -912,7 +913,8 @@ class _StaticLabel(pg.GraphicsWidget):
                                           else pg.getConfigOption("foreground")))
         before = self.text_size()
         self.text = text
-        self._static, _advance = prepared_text(text, self._font)
+        prepared = prepared_text(text, self._font)
+        self._static, self._static_size = prepared.static, prepared.size
         self.update()
         return self.text_size() != before or look_changed
 
@@ -925,7 +927,7 @@ class _StaticLabel(pg.GraphicsWidget):
         return self.text
 
     def text_width(self) -> float:
-        return self._static.size().width() if self._static is not None else 0.0
+        return self._static_size.width() if self._static is not None else 0.0
 
     def text_size(self) -> tuple[float, float]:
         """(width, height) of the text with its margins, as a text document of it measures
@@ -973,7 +975,7 @@ class _TitleLabel(_StaticLabel):
     def paint(self, p, *_args) -> None:
         if self._static is None:
             return
-        size = self._static.size()
+        size = self._static_size
         rect = self.rect()
         self._draw_text(p, QPointF(rect.center().x() - size.width() / 2.0, rect.center().y() - size.height() / 2.0))
 

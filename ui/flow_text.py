@@ -198,9 +198,9 @@ class FlowText(pg.GraphicsWidget):
             if layout is None:
                 layout = self._paragraph_layout(para, width)
             layouts.append((para, width, layout))
-        for para, width, layout in self._layouts:  # the ones shown until now, the latest last
-            self._recent.pop((para, width), None)
-            self._recent[(para, width)] = layout
+        for shown, shown_width, layout in self._layouts:  # the ones shown until now, the latest last
+            self._recent.pop((shown, shown_width), None)
+            self._recent[(shown, shown_width)] = layout
         while len(self._recent) > RECENT_LAYOUTS:
             del self._recent[next(iter(self._recent))]
         self._layouts = layouts

@@ -17,9 +17,10 @@ from __future__ import annotations
 import html
 import math
 import re
+from typing import NamedTuple
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -37,17 +38,26 @@ MARGIN = 4.0
 #: what a text document breaks a line at (it hands each back as "\n")
 _LINE_BREAKS = re.compile("\r\n|[\r\u2028\u2029]")
 
+class PreparedText(NamedTuple):
+    """A static text prepared in a font, with its advance and size as measured then."""
+
+    static: QStaticText
+    advance: float
+    size: QSizeF
+
+
 #: prepared texts by (text, font key), shared by every chart text drawn as a static text (tick
 #: labels, titles, legend names, labels at a point): the same text comes back with the next
 #: range, toggle or undo, and preparing it (shaping its glyphs) was most of setting it
-_PREPARED: dict[tuple[str, str], tuple[QStaticText, float]] = {}
+_PREPARED: dict[tuple[str, str], PreparedText] = {}
 _PREPARED_LIMIT = 4096
 
 
-def prepared_text(text: str, font: QFont) -> tuple[QStaticText, float]:
-    """``text`` (one line, plain) as a static text prepared in ``font``, and its advance. The
-    static text is shared: draw it, never change it (a painter with another font or a rotation
-    lays it out again in place, the same pixels)."""
+def prepared_text(text: str, font: QFont) -> PreparedText:
+    """``text`` (one line, plain) as a static text prepared in ``font``, with its advance and
+    size. The static text is shared: draw it, never change it. A painter at another resolution
+    (an SVG or PNG export) lays it out again in place, which changes what its own ``size()``
+    says: read the size kept here, measured when it was prepared."""
     key = (text, font.key())
     found = _PREPARED.get(key)
     if found is None:
@@ -59,7 +69,8 @@ def prepared_text(text: str, font: QFont) -> tuple[QStaticText, float]:
         option.setWrapMode(QTextOption.WrapMode.NoWrap)
         static.setTextOption(option)
         static.prepare(QTransform(), font)
-        found = _PREPARED[key] = (static, QFontMetricsF(font).horizontalAdvance(text))
+        found = _PREPARED[key] = PreparedText(static, QFontMetricsF(font).horizontalAdvance(text),
+                                               QSizeF(static.size()))
     return found
 
 
@@ -119,8 +130,9 @@ class PlainTextGraphic(QGraphicsItem):
         lines = []
         width = 0.0
         for part in self._text.split("\n"):
-            line, _advance = prepared_text(part, self._font)
-            width = max(width, line.size().width())
+            prepared = prepared_text(part, self._font)
+            line = prepared.static
+            width = max(width, prepared.size.width())
             lines.append(line)
         # a document's line is a whole number of pixels tall
         self._line_height = float(math.ceil(QFontMetricsF(self._font).height()))
@@ -171,4 +183,4 @@ class PlainTextItem(pg.TextItem):
         self.setText(text)
 
 
-__all__ = ["PlainTextGraphic", "PlainTextItem", "use_plain_text", "prepared_text", "MARGIN"]
+__all__ = ["PlainTextGraphic", "PlainTextItem", "PreparedText", "use_plain_text", "prepared_text", "MARGIN"]

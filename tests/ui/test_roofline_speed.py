@@ -470,6 +470,20 @@ def test_points_a_later_point_covers_exactly_are_drawn_once(qtbot, catalog, monk
             assert points.fragments_drawn == len(kernels)
         difference = np.abs(once - every)
         assert difference.any() and difference.max() < 128, change  # edges a shade lighter, no point gone
+    # painted on a device of pixel ratio 2 (a render for a high-density screen): the device
+    # scales what is drawn, the symbols land between its pixels, and every point is drawn
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    view = panel.chart
+    image = QImage(2 * view.width(), 2 * view.height(), QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(2.0)
+    painter = QPainter(image)
+    try:
+        view.render(painter, QRectF(0, 0, view.width(), view.height()))
+    finally:
+        painter.end()
+    assert points.fragments_drawn == len(kernels)
 
 
 def test_the_points_keep_their_bounding_rectangle_and_positions_along_x(qtbot, catalog, monkeypatch):

@@ -690,3 +690,31 @@ def test_a_text_shown_before_is_not_prepared_again(chart, monkeypatch):
     bold.setBold(True)
     assert plain.prepared_text("ridge", font)[0] is plain.prepared_text("ridge", font)[0]
     assert plain.prepared_text("ridge", bold)[0] is not plain.prepared_text("ridge", font)[0]
+
+
+def test_a_shared_text_keeps_its_size_after_a_render_at_another_resolution(chart):
+    """A prepared text is shared by every label showing it; a painter at another resolution
+    (an SVG export, a print) lays it out again in place. The labels' sizes are the ones
+    measured when it was prepared, not what the shared text says after such a render."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QImage, QPainter
+
+    import ui.plain_text_item as plain
+
+    chart.set_title("A title drawn elsewhere too")
+    chart.settle()
+    title = chart.getPlotItem().titleLabel
+    width = title.text_width()
+    prepared = plain.prepared_text(title.text, title._font)
+    assert prepared.static is title._static and width == prepared.size.width() > 0
+    image = QImage(400, 100, QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDotsPerMeterX(2 * image.dotsPerMeterX())  # twice the resolution
+    image.setDotsPerMeterY(2 * image.dotsPerMeterY())
+    painter = QPainter(image)
+    try:
+        painter.setFont(title._font)
+        painter.drawStaticText(QPointF(0, 0), prepared.static)
+    finally:
+        painter.end()
+    assert prepared.static.size().width() != width  # the shared text was laid out again
+    assert title.text_width() == width == plain.prepared_text(title.text, title._font).size.width()

@@ -464,7 +464,7 @@ class KernelScatter(pg.ScatterPlotItem):
             frags[:, 0] = px
             frags[:, 1] = py
             self._frags_x = None
-        distinct = self._distinct_fragments(frags, dpr) if n >= self.DISTINCT_FROM else None
+        distinct = self._distinct_fragments(frags, dpr, p) if n >= self.DISTINCT_FROM else None
         self.fragments_drawn = n if distinct is None else len(distinct.ndarray())
         p.drawPixmapFragments(*(fragments if distinct is None else distinct).drawargs(), atlas.pixmap)
         return True
@@ -479,7 +479,7 @@ class KernelScatter(pg.ScatterPlotItem):
     _distinct: object | None = None  # the fragment buffer of the points drawn (a PrimitiveArray)
     _distinct_x: tuple | None = None  # (_frags_x it was worked out for, symbol width, x bits)
 
-    def _distinct_fragments(self, frags: np.ndarray, dpr: float):
+    def _distinct_fragments(self, frags: np.ndarray, dpr: float, p: QPainter):
         """The fragments without those a later point covers exactly, or None to draw them all.
 
         Blending the symbols' pixels is most of the paint, and many points repeat: kernels with
@@ -488,30 +488,33 @@ class KernelScatter(pg.ScatterPlotItem):
         (its top-left corner rounded), so two points of one style rounded to the same corner
         light the same pixels: the later one, drawn over the earlier, is kept (the one on top,
         also over any point drawn between them). What changes is the soft edge of the symbol,
-        which two draws blended twice (a shade darker). At another pixel ratio the pixmap is
-        scaled and placed between pixels, and symbols of several sizes do not cover each other
-        alike: every point is drawn."""
+        which two draws blended twice (a shade darker). At another pixel ratio (of the atlas or
+        of the device painted on: a render into a larger image) the pixmap is scaled and placed
+        between pixels, and symbols of several sizes do not cover each other alike: every point
+        is drawn."""
         classes, rects = self._filled_classes, self._filled_rects
         n = len(frags)
-        if (dpr != 1.0 or self.data is not self._filled or classes is None or len(classes) != n
+        device = p.deviceTransform()  # (the world transform is reset: this is the device's own)
+        if (dpr != 1.0 or device.type().value > QTransform.TransformationType.TxTranslate.value
+                or not (device.dx().is_integer() and device.dy().is_integer())
+                or self.data is not self._filled or classes is None or len(classes) != n
                 or rects is None or len(rects) > 256  # (a style is the key's lowest byte)
                 or len({(int(w), int(h)) for _x, _y, w, h in rects if w}) != 1):
             return None
         width, height = (int(v) for v in next(r for r in rects if r[2])[2:4])
-        # each symbol's corner as Qt rounds it, offset to stay positive (truncation then floors):
-        # along x in the bits above 29, kept while the positions along x stay (_frags_x)
-        offset = 0.5 + 2**20
+        # each symbol's corner as Qt rounds it (qRound of centre - size / 2), then offset to be
+        # positive: along x in the bits above 29, kept while the positions along x stay
         kept_x, along_x = self._distinct_x, self._frags_x
         if along_x is None or kept_x is None or kept_x[0] is not along_x or kept_x[1] != width:
-            x = frags[:, 0] + (offset - 0.5 * width)
-            x_bits = x.astype(np.int64) << 29 if 0 <= x.min() and x.max() < 2**21 else None
+            x = np.floor(frags[:, 0] - 0.5 * width + 0.5)
+            x_bits = (x.astype(np.int64) + 2**20) << 29 if -(2**20) <= x.min() and x.max() < 2**20 else None
             self._distinct_x = None if along_x is None else (along_x, width, x_bits)
         else:
             x_bits = kept_x[2]
-        y = frags[:, 1] + (offset - 0.5 * height)
-        if x_bits is None or not (0 <= y.min() and y.max() < 2**21):
+        y = np.floor(frags[:, 1] - 0.5 * height + 0.5)
+        if x_bits is None or not (-(2**20) <= y.min() and y.max() < 2**20):
             return None  # (points far outside any screen)
-        key = x_bits | (y.astype(np.int64) << 8) | classes
+        key = x_bits | ((y.astype(np.int64) + 2**20) << 8) | classes
         # a later point of each key, through hash slots: each slot is given the index of every
         # point that falls in it, the later ones last, and a point is left out only if the one
         # its slot holds comes after it with its very key (two keys sharing a slot only draw a
