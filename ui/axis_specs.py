@@ -21,10 +21,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPen
 
-#: (font key, device dpi, text) -> the text's box as pyqtgraph measures it (before its 0.8)
-_MEASURED: dict[tuple[str, int, str], tuple[float, float, float, float]] = {}
-#: what the cache may hold: tick texts are few (numbers a chart shows), but not unbounded
-_MEASURED_LIMIT = 4096
+from ui.bounded_cache import BoundedCache
+
+#: (font key, device dpi, text) -> the text's box as pyqtgraph measures it (before its 0.8);
+#: tick texts are few (numbers a chart shows), but not unbounded
+_MEASURED = BoundedCache(4096)
 
 _MEASURE_BOX = QRectF(0, 0, 100, 100)
 _CENTER = Qt.AlignmentFlag.AlignCenter
@@ -48,10 +49,7 @@ def _measure(p, key: tuple[str, int], text: str) -> QRectF:
     found = _MEASURED.get((key[0], key[1], text))
     if found is None:
         br = p.boundingRect(_MEASURE_BOX, _CENTER, text)
-        found = (br.x(), br.y(), br.width(), br.height())
-        if len(_MEASURED) >= _MEASURED_LIMIT:
-            _MEASURED.clear()
-        _MEASURED[(key[0], key[1], text)] = found
+        found = _MEASURED.keep((key[0], key[1], text), (br.x(), br.y(), br.width(), br.height()))
     return QRectF(*found)
 
 

@@ -49,8 +49,9 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsScene, QG
 
 from ui import axis_specs
 from ui import theme as th
+from ui.bounded_cache import BoundedCache
 from ui.label_placement import place_labels
-from ui.plain_text_item import PlainTextItem, prepared_text, use_plain_text
+from ui.plain_text_item import PlainTextItem, document_line_height, prepared_text, use_plain_text
 
 _PREFIXES = [
     (1e18, "E"),
@@ -670,7 +671,7 @@ class BarsItem(pg.GraphicsObject):
         #: what paint draws: (rectangle in data units, pen, brush) per bar, in order
         self._drawn: list[tuple[QRectF, QPen, QBrush]] = []
         #: pens and brushes by look (fill, edge, edge width): a redraw mostly keeps its colours
-        self._looks: dict[tuple[int, int, float], tuple[QPen, QBrush]] = {}
+        self._looks = BoundedCache(64)
         self._data_rect = QRectF()
         self._edge_px = 0.0  # the widest edge, in pixels
         self._shape: QPainterPath | None = None
@@ -711,9 +712,7 @@ class BarsItem(pg.GraphicsObject):
         key = bar.look()
         look = self._looks.get(key)
         if look is None:
-            if len(self._looks) > 64:
-                self._looks.clear()
-            look = self._looks[key] = (pg.mkPen(bar.edge, width=bar.edge_width), pg.mkBrush(bar.fill))
+            look = self._looks.keep(key, (pg.mkPen(bar.edge, width=bar.edge_width), pg.mkBrush(bar.fill)))
         return look
 
     def set_x_scale(self, scale: float) -> None:
@@ -890,7 +889,7 @@ class _StaticLabel(pg.GraphicsWidget):
         self._static: QStaticText | None = None
         self._static_size = QSizeF()  # its size when prepared (a shared text's own may change)
         self._font = QFont()
-        self._line = 0  # the height of the font's line, whole pixels (set with the font)
+        self._line = 0.0  # the height of the font's line as a document's (set with the font)
         self._ink = QColor("#000000")
 
     def setText(self, text: str, **args) -> bool:  # noqa: N802 - pyqtgraph naming
@@ -908,7 +907,7 @@ class _StaticLabel(pg.GraphicsWidget):
             font.setPointSizeF(float(size[:-2]) if size.endswith("pt") else 11.0)
             font.setBold(bool(opts.get("bold")))
             self._font = font
-            self._line = math.ceil(QFontMetricsF(font).height())  # a document's line: whole pixels
+            self._line = document_line_height(font)
             self._ink = QColor(pg.mkColor(opts["color"] if opts.get("color") is not None
                                           else pg.getConfigOption("foreground")))
         before = self.text_size()

@@ -33,6 +33,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem
 
+from ui.bounded_cache import BoundedCache
+
 #: the margin a QGraphicsTextItem's document leaves around its text
 MARGIN = 4.0
 #: what a text document breaks a line at (it hands each back as "\n")
@@ -49,8 +51,7 @@ class PreparedText(NamedTuple):
 #: prepared texts by (text, font key), shared by every chart text drawn as a static text (tick
 #: labels, titles, legend names, labels at a point): the same text comes back with the next
 #: range, toggle or undo, and preparing it (shaping its glyphs) was most of setting it
-_PREPARED: dict[tuple[str, str], PreparedText] = {}
-_PREPARED_LIMIT = 4096
+_PREPARED: BoundedCache = BoundedCache(4096)
 
 
 def prepared_text(text: str, font: QFont) -> PreparedText:
@@ -61,17 +62,21 @@ def prepared_text(text: str, font: QFont) -> PreparedText:
     key = (text, font.key())
     found = _PREPARED.get(key)
     if found is None:
-        if len(_PREPARED) >= _PREPARED_LIMIT:
-            _PREPARED.clear()
         static = QStaticText(text)
         static.setTextFormat(Qt.TextFormat.PlainText)
         option = QTextOption()
         option.setWrapMode(QTextOption.WrapMode.NoWrap)
         static.setTextOption(option)
         static.prepare(QTransform(), font)
-        found = _PREPARED[key] = PreparedText(static, QFontMetricsF(font).horizontalAdvance(text),
-                                               QSizeF(static.size()))
+        found = _PREPARED.keep(key, PreparedText(static, QFontMetricsF(font).horizontalAdvance(text),
+                                                  QSizeF(static.size())))
     return found
+
+
+def document_line_height(font: QFont) -> float:
+    """The height of one line of ``font`` as a text document lays it out: whole pixels (the
+    labels that stand in for text documents measure as they did)."""
+    return float(math.ceil(QFontMetricsF(font).height()))
 
 
 class PlainTextGraphic(QGraphicsItem):
@@ -135,7 +140,7 @@ class PlainTextGraphic(QGraphicsItem):
             width = max(width, prepared.size.width())
             lines.append(line)
         # a document's line is a whole number of pixels tall
-        self._line_height = float(math.ceil(QFontMetricsF(self._font).height()))
+        self._line_height = document_line_height(self._font)
         rect = QRectF(0.0, 0.0, width + 2 * MARGIN, self._line_height * len(lines) + 2 * MARGIN)
         if rect != self._rect:
             self.prepareGeometryChange()
@@ -183,4 +188,5 @@ class PlainTextItem(pg.TextItem):
         self.setText(text)
 
 
-__all__ = ["PlainTextGraphic", "PlainTextItem", "PreparedText", "use_plain_text", "prepared_text", "MARGIN"]
+__all__ = ["PlainTextGraphic", "PlainTextItem", "PreparedText", "document_line_height", "use_plain_text",
+           "prepared_text", "MARGIN"]

@@ -664,7 +664,7 @@ def test_a_text_shown_before_is_not_prepared_again(chart, monkeypatch):
             super().__init__(text, *args)
 
     monkeypatch.setattr(plain, "QStaticText", Counted)
-    monkeypatch.setattr(plain, "_PREPARED", {})  # what earlier tests prepared is not this test's
+    monkeypatch.setattr(plain, "_PREPARED", plain.BoundedCache(4096))  # not what earlier tests prepared
     for k in (1.0, 7.0):
         _redraw(chart, k)
         chart.settle()

@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui import theme as th
+from ui.bounded_cache import BoundedCache
 from ui.charts import Chart, si_label
 from ui.commands import push_scenario_edit
 from ui.label_placement import leader, place_labels
@@ -1746,13 +1747,10 @@ class RooflinePanel(PanelBase):
         symbol per brush/pen *object* into its atlas, so new but equal ones made on every redraw
         rendered new symbols and grew the atlas (rebuilt at every paint) without end."""
         theme = self.chart.theme()
-        cache = self.__dict__.setdefault("_style_cache", {})
+        cache = self.__dict__.setdefault("_style_cache", BoundedCache(64))
         full = (id(theme), theme.background, *key)
-        if full not in cache:
-            if len(cache) > 64:
-                cache.clear()
-            cache[full] = make()
-        return cache[full]
+        found = cache.get(full)
+        return found if found is not None else cache.keep(full, make())
 
     def _show_labels(self, labels: Sequence[_Label]) -> list[pg.TextItem]:
         """Show ``labels`` (the overlays, in this order) on text items taken back from the pool;
