@@ -1196,6 +1196,9 @@ class Chart(pg.PlotWidget):
         self._op_item: pg.PlotDataItem | None = None
         self._op_origin: tuple[float, float] | None = None  # the one point its item holds
         self._op_label: pg.TextItem | None = None
+        #: each curve's segments in scene pixels, as the operating point's label last avoided
+        #: them, by series name (see _curve_segments)
+        self._scene_segments: dict[str, tuple] = {}
         self._lines: list[tuple[pg.InfiniteLine, float, str, bool, object]] = []
         self._hover_items: tuple[pg.InfiniteLine, pg.InfiniteLine, pg.TextItem] | None = None
         self._hover_formatter: Callable[[float, float], str] | None = None
@@ -1396,6 +1399,7 @@ class Chart(pg.PlotWidget):
             # name given to it as a change of style (two Qt property sets, their change events
             # dispatched through Python, and the curve restyled with the pens it already has)
             item.opts["name"] = name
+            self._scene_segments.pop(name, None)  # the same arrays may hold new values
             item.setData(xs, ys)
             self._redrawn.add(item)
         self._legend_changed()
@@ -1480,6 +1484,7 @@ class Chart(pg.PlotWidget):
     def set_series_data(self, name: str, x: Sequence[float], y: Sequence[float]) -> None:
         series = self._series[name]
         series.x, series.y = self._checked(name, x, y)
+        self._scene_segments.pop(name, None)
         series.item.setData(series.x, series.y)
 
     def remove_series(self, name: str) -> None:
@@ -1977,20 +1982,13 @@ class Chart(pg.PlotWidget):
             if text is not None and text.isVisible():
                 r = text.sceneBoundingRect()
                 obstacles.append((r.left(), r.top(), r.width(), r.height()))
-        m11, m12, m21, m22 = to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22()
+        placement = (to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22(), to_scene.dx(),
+                     to_scene.dy(), self._log["x"], self._log["y"])
         for series in self._series.values():
-            if series.item is self._op_item or len(series.x) < 2:
-                continue
-            with np.errstate(divide="ignore", invalid="ignore"):
-                xs = np.log10(series.x) if self._log["x"] else np.asarray(series.x, dtype=float)
-                ys = np.log10(series.y) if self._log["y"] else np.asarray(series.y, dtype=float)
-            step = max(1, len(xs) // 120)  # a curve of thousands of points: every few is enough
-            xs, ys = xs[::step], ys[::step]
-            sx = m11 * xs + m21 * ys + to_scene.dx()
-            sy = m12 * xs + m22 * ys + to_scene.dy()
-            ok = np.isfinite(sx) & np.isfinite(sy)
-            both = ok[:-1] & ok[1:]  # a segment between two drawn points
-            segments.append(np.column_stack([sx[:-1], sy[:-1], sx[1:], sy[1:]])[both])
+            if series.item is not self._op_item and len(series.x) >= 2:
+                segments.append(self._curve_segments(series, placement))
+        for gone in self._scene_segments.keys() - self._series.keys():  # curves named after a value
+            del self._scene_segments[gone]
         r = label.textItem.boundingRect()
         s = th.scale_factor(self._presentation)
         (box,) = place_labels([(point.x(), point.y())], [(r.width(), r.height())],
@@ -2005,6 +2003,30 @@ class Chart(pg.PlotWidget):
         label.setAnchor((0, 0))
         label.setPos(inverse.map(QPointF(box[0], box[1])))
         return True
+
+    def _curve_segments(self, series: Series, placement: tuple) -> np.ndarray:
+        """A curve's segments in scene pixels, (n, 4) of x1, y1, x2, y2, for the operating
+        point's label to avoid. Kept while the curve holds the same arrays and the view maps
+        them the same way: an edit that moves only the point (a new message size) leaves
+        every curve where it was."""
+        x0, y0 = series.item.getOriginalDataset()  # the arrays the item draws (see _holds)
+        kept = self._scene_segments.get(series.name)
+        if kept is not None and kept[0] is x0 and kept[1] is y0 and kept[2] == placement:
+            return kept[3]
+        m11, m12, m21, m22, dx, dy, log_x, log_y = placement
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xs = np.log10(series.x) if log_x else np.asarray(series.x, dtype=float)
+            ys = np.log10(series.y) if log_y else np.asarray(series.y, dtype=float)
+        step = max(1, len(xs) // 120)  # a curve of thousands of points: every few is enough
+        xs, ys = xs[::step], ys[::step]
+        sx = m11 * xs + m21 * ys + dx
+        sy = m12 * xs + m22 * ys + dy
+        ok = np.isfinite(sx) & np.isfinite(sy)
+        both = ok[:-1] & ok[1:]  # a segment between two drawn points
+        segments = np.column_stack([sx[:-1], sy[:-1], sx[1:], sy[1:]])[both]
+        if x0 is not None and y0 is not None:
+            self._scene_segments[series.name] = (x0, y0, placement, segments)
+        return segments
 
     # -- hover readout ----------------------------------------------------------------------
     def enable_hover(self, readout: bool = True, formatter: Callable[[float, float], str] | None = None) -> None:

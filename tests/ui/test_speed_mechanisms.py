@@ -17,6 +17,7 @@ import json
 import sqlite3
 from math import log10 as math_log10
 
+import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QCoreApplication, QObject
@@ -634,6 +635,55 @@ def test_a_moved_operating_point_is_moved_not_given_new_data(chart, monkeypatch)
     (x0, x1), (y0, y1) = vb.viewRange()
     assert x0 < 5000.0 < x1 and y0 < 9000.0 < y1
     assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
+
+
+def test_the_point_label_avoids_curves_worked_out_once_until_they_change(chart):
+    """The operating point's label keeps clear of the curves; a curve's path in scene pixels
+    is worked out once and kept while the point alone moves (an All-reduce size edit), and
+    worked out again when the curve's values change, also in the same arrays."""
+    from ui.label_placement import segments_hit_boxes
+
+    xs = np.array([1.0, 10.0, 100.0, 1000.0])
+    ys = np.array([2.0, 20.0, 200.0, 2000.0])
+    chart.set_log_axes(True, True)
+    chart.add_series("curve", xs, ys)
+    chart.set_log_range(0.5, 2000.0, 1.0, 4000.0)
+
+    def label_box() -> np.ndarray:
+        r = chart._op_label.sceneBoundingRect()
+        return np.array([[r.left(), r.top(), r.width(), r.height()]])
+
+    def crosses() -> bool:
+        # the curve's path as drawn now, worked out afresh
+        fresh = dict(chart._scene_segments)
+        chart._scene_segments.clear()
+        vb = chart.getPlotItem().getViewBox()
+        t = vb.childGroup.sceneTransform()
+        placement = (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy(), True, True)
+        segments = chart._curve_segments(chart._series["curve"], placement)
+        chart._scene_segments.clear()
+        chart._scene_segments.update(fresh)
+        return bool(segments_hit_boxes(segments, label_box()).any())
+
+    chart.set_operating_point(30.0, 60.0, "operating point")
+    _events()
+    kept = chart._scene_segments["curve"][3]
+    assert not crosses()
+    for x, y in ((40.0, 80.0), (20.0, 45.0)):
+        chart.set_operating_point(x, y, "operating point")
+        _events()
+        assert chart._scene_segments["curve"][3] is kept  # the curve did not move
+        assert not crosses()
+    ys *= 1.6  # new values in the same array, drawn again with the point, as a panel redraws
+    chart.add_series("curve", xs, ys)
+    chart.set_operating_point(20.0, 45.0, "operating point")
+    _events()
+    assert chart._scene_segments["curve"][3] is not kept
+    assert not crosses()
+    chart.remove_series("curve")
+    chart.set_operating_point(25.0, 40.0, "operating point")
+    _events()
+    assert "curve" not in chart._scene_segments  # a curve gone is not kept
 
 
 def test_chart_and_animator_scenes_keep_no_spatial_index(chart, qtbot):
