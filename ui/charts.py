@@ -45,13 +45,14 @@ from PySide6.QtGui import (
     QStaticText,
     QTransform,
 )
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsScene, QGraphicsView
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView
 
 from ui import axis_specs
 from ui import theme as th
 from ui.bounded_cache import BoundedCache
 from ui.label_placement import place_labels
 from ui.plain_text_item import PlainTextItem, document_line_height, prepared_text, use_plain_text
+from ui.point_marker import PointMarker
 
 _PREFIXES = [
     (1e18, "E"),
@@ -1193,8 +1194,7 @@ class Chart(pg.PlotWidget):
         self._op: tuple[float, float, str] | None = None
         for side in ("left", "right"):
             self.getPlotItem().getAxis(side).geometryChanged.connect(self._fit_title)
-        self._op_item: pg.PlotDataItem | None = None
-        self._op_origin: tuple[float, float] | None = None  # the one point its item holds
+        self._op_item: PointMarker | None = None
         self._op_label: pg.TextItem | None = None
         #: each curve's segments in scene pixels, as the operating point's label last avoided
         #: them, by series name (see _curve_segments)
@@ -1666,7 +1666,7 @@ class Chart(pg.PlotWidget):
         self._op = (float(x), float(y), label)
         plot = self.getPlotItem()
         if self._op_item is None:
-            self._op_item = pg.PlotDataItem()
+            self._op_item = PointMarker()
             self._op_item.setZValue(40)
             plot.addItem(self._op_item)
             self._op_label = PlainTextItem(anchor=(-0.08, 1.1))
@@ -1679,30 +1679,17 @@ class Chart(pg.PlotWidget):
         self._place_overlays()
 
     def _move_operating_point(self) -> None:
-        """The point's item holds one point at the view's origin and is moved there by its
-        position: a new value of the point is a move, not new data (pyqtgraph maps, bounds and
-        styles a scatter's data anew, about half a millisecond, for each edit that moves it).
-        The automatic range still sees it where it is drawn (bounds go through the item's
-        position)."""
-        item = self._op_item
-        origin = (1.0 if self._log["x"] else 0.0, 1.0 if self._log["y"] else 0.0)  # view (0, 0)
-        if self._op_origin != origin:
-            self._op_origin = origin
-            item.setData([origin[0]], [origin[1]])
+        """The marker sits at the point's place in the view's coordinates: a new value of the
+        point is a move (the automatic range follows the item's position)."""
         vx, vy = self.to_view(self._op[0], self._op[1])
-        if item.pos() != QPointF(vx, vy):
-            # Qt's move, not PlotDataItem.setPos (which maps its data again, for clipping to
-            # the view); the view each part keeps in its own coordinates is stale after a move
-            # (the scatter culls its points with it)
-            QGraphicsObject.setPos(item, vx, vy)
-            for part in (item, item.curve, item.scatter):
-                part.viewTransformChanged()
+        if self._op_item.pos() != QPointF(vx, vy):
+            self._op_item.setPos(vx, vy)
 
     def clear_operating_point(self) -> None:
         if self._op_item is not None:
             self.getPlotItem().removeItem(self._op_item)
             self.getPlotItem().removeItem(self._op_label)
-        self._op = self._op_item = self._op_label = self._op_origin = None
+        self._op = self._op_item = self._op_label = None
 
     def operating_point(self) -> tuple[float, float, str] | None:
         return self._op
@@ -1712,11 +1699,8 @@ class Chart(pg.PlotWidget):
             return
         s = th.scale_factor(self._presentation)
         color = self._theme.color("operating_point")
-        self._op_item.setPen(None)
-        self._op_item.setSymbol("o")
-        self._op_item.setSymbolSize(th.BASE_MARKER_SIZE * s)
-        self._op_item.setSymbolBrush(color)
-        self._op_item.setSymbolPen(pg.mkPen(self._theme.ink, width=1.5 * s))
+        self._op_item.set_style("o", th.BASE_MARKER_SIZE * s, pg.mkPen(self._theme.ink, width=1.5 * s),
+                                pg.mkBrush(color))
         label = self._op[2] if self._op else ""
         self._op_label.setColor(self._theme.ink)
         self._op_label.setText(label)

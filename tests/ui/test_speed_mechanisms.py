@@ -593,10 +593,10 @@ def test_a_legend_entry_renamed_to_a_text_of_its_size_keeps_the_legend_as_it_is(
     assert label.text == "H100 from file x" and label.minimumSize().height() == fresh.minimumSize().height()
 
 
-def test_a_moved_operating_point_is_moved_not_given_new_data(chart, monkeypatch):
-    """The point's item keeps one point and moves: pyqtgraph is handed its data once, yet the
-    marker is drawn at each new value, also after the axes change between log and linear, and
-    the automatic range sees it where it is."""
+def test_a_moved_operating_point_is_moved_not_drawn_anew(chart, monkeypatch):
+    """The point's marker is one item of ours that moves: no pyqtgraph data item is made or
+    handed data for it, yet it is drawn at each new value, also after the axes change between
+    log and linear, and the automatic range sees it where it is."""
     from PySide6.QtCore import QPointF
 
     handed = []
@@ -609,23 +609,24 @@ def test_a_moved_operating_point_is_moved_not_given_new_data(chart, monkeypatch)
     monkeypatch.setattr(pg.PlotDataItem, "setData", counting)
     chart.add_series("curve", [1, 10, 100, 1000], [2, 20, 200, 2000])
     vb = chart.getPlotItem().getViewBox()
+    handed.clear()
 
     def marker_at() -> QPointF:
-        scatter = chart._op_item.scatter
-        xs, ys = scatter.getData()
-        return scatter.mapToScene(QPointF(float(xs[0]), float(ys[0])))
+        return chart._op_item.mapToScene(QPointF(0.0, 0.0))
 
     def belongs_at() -> QPointF:
         x, y, _label = chart.operating_point()
         return vb.childGroup.mapToScene(QPointF(*chart.to_view(x, y)))
 
+    marker = None
     for i, (x, y) in enumerate(((3.0, 5.0), (300.0, 50.0), (30.0, 500.0))):
         chart.set_operating_point(x, y, f"{x:g}")
-        # made (pyqtgraph sets empty data) and given its one point; then only moved
-        assert handed.count(chart._op_item) == (2 if i == 0 else 0), i
-        handed.clear()
+        marker = marker or chart._op_item
+        assert chart._op_item is marker, i  # the same item, moved
+        assert handed == [], i
         _events()
         assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
+        assert chart._op_item.sceneBoundingRect().contains(belongs_at())
     chart.set_log_axes(False, False)
     _events()
     assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
@@ -635,6 +636,50 @@ def test_a_moved_operating_point_is_moved_not_given_new_data(chart, monkeypatch)
     (x0, x1), (y0, y1) = vb.viewRange()
     assert x0 < 5000.0 < x1 and y0 < 9000.0 < y1
     assert (marker_at() - belongs_at()).manhattanLength() < 1e-6
+
+
+@pytest.mark.parametrize("presented", [False, True])
+def test_the_point_marker_draws_what_a_one_point_scatter_draws(chart, presented):
+    """Pixel for pixel, on screen and in a 2x export: the marker against pyqtgraph's own
+    one-point item with the same symbol, size, pen and brush, drawn in the same place."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    from ui import export
+    from ui import theme as th
+
+    chart.set_presentation(presented)
+    chart.add_series("curve", [1, 10, 100, 1000], [2, 20, 200, 2000])
+    chart.set_log_range(0.5, 2000.0, 1.0, 4000.0)
+    chart.set_operating_point(31.7, 77.3, "")
+    _events()
+    marker = chart._op_item
+    symbol, size, pen, brush = marker.style()
+    assert size == pytest.approx(th.BASE_MARKER_SIZE * th.scale_factor(presented))
+    theirs = pg.PlotDataItem([31.7], [77.3], pen=None, symbol=symbol, symbolSize=size, symbolPen=pen,
+                             symbolBrush=brush)
+    theirs.setZValue(marker.zValue())
+    theirs.setLogMode(True, True)
+    chart.getPlotItem().addItem(theirs, ignoreBounds=True)
+
+    def pictures() -> list[QImage]:
+        _events()
+        shown = chart.grab().toImage()
+        scene = chart.scene()
+        scaled = QImage(2 * chart.width(), 2 * chart.height(), QImage.Format.Format_ARGB32)
+        scaled.fill(0)
+        painter = QPainter(scaled)
+        scene.render(painter, QRectF(scaled.rect()), scene.sceneRect())
+        painter.end()
+        return [shown, scaled, export.render_image(chart, 2 * chart.width())]  # pyqtgraph's export mode
+
+    theirs.setVisible(False)
+    ours = pictures()
+    marker.setVisible(False)
+    theirs.setVisible(True)
+    assert pictures() == ours
+    theirs.setVisible(False)
+    assert pictures() != ours  # neither drawn: the pictures do show the marker
 
 
 def test_the_point_label_avoids_curves_worked_out_once_until_they_change(chart):
