@@ -14,6 +14,7 @@ Everything is in SI units (bytes, seconds, bytes/s); the formulas are those of
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -218,8 +219,25 @@ class RankSweep:
 
 
 def _rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
+    return _kept_rank_grid(n_min, n_max, points_per_decade).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
+    # the same few grids on every redraw (a message size edit keeps the rank span): a
+    # geometric grid and its unique values are a few tenths of a millisecond of numpy calls
     grid = np.unique(np.round(size_grid(float(n_min), float(n_max), points_per_decade)))
     grid[0], grid[-1] = n_min, n_max
+    grid.flags.writeable = False
+    return grid
+
+
+@functools.lru_cache(maxsize=64)
+def _bracket_grid(top: int) -> np.ndarray:
+    """Rank counts from RANKS_MIN to ``top`` on a geometric grid, to bracket where latency
+    takes over (the same grid for every message size)."""
+    grid = np.unique(np.rint(np.geomspace(RANKS_MIN, top, 65)).astype(np.int64))
+    grid.flags.writeable = False
     return grid
 
 
@@ -241,7 +259,7 @@ def latency_takes_over(collective, size_bytes, link_bw, alpha, n_max: int = RANK
     # Both parts grow with n, so the answer is the first n where latency wins: bracketed on a
     # geometric grid of rank counts, then found among the integers of that bracket, two
     # vectorised evaluations (a bisection took 34 validated scalar calls, 2 ms per redraw).
-    grid = np.unique(np.rint(np.geomspace(RANKS_MIN, top, 65)).astype(np.int64))
+    grid = _bracket_grid(top)
     wins = latency_wins(grid)
     if not wins[-1]:
         return None

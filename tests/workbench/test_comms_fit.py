@@ -123,6 +123,24 @@ def test_latency_takes_over_at_the_first_rank_count_where_the_ring_s_latency_win
     assert comms_sweep.latency_takes_over(collective, size, bw, alpha, n_max=top) == expected
 
 
+def test_a_new_message_size_reuses_the_rank_grid_and_hands_out_arrays_of_its_own():
+    """The rank grid depends on the span alone: a size edit does not make it again; each
+    sweep still gets an array it may change without touching the next one's."""
+    first = comms_sweep.rank_sweep("all_reduce", 2.0**20, 360 * GB, 5 * US)
+    made = comms_sweep._kept_rank_grid.cache_info().misses
+    second = comms_sweep.rank_sweep("all_reduce", 2.0**30, 360 * GB, 5 * US)
+    assert comms_sweep._kept_rank_grid.cache_info().misses == made
+    assert np.array_equal(first.ranks, second.ranks) and first.ranks is not second.ranks
+    first.ranks[0] = 7
+    assert comms_sweep.rank_sweep("all_reduce", 2.0**25, 360 * GB, 5 * US).ranks[0] == 2
+    # the latency bracket over the same ranks: as found by walking every rank count
+    for size in (2.0**10, 2.0**24, 2.0**33):
+        ns = np.arange(2, 100_001)
+        wins = comms.ring_allreduce_time(0.0, ns, 360 * GB, 5 * US) >= comms.ring_allreduce_time(size, ns, 360 * GB, 0.0)
+        expected = int(ns[np.argmax(wins)]) if wins.any() else None
+        assert comms_sweep.latency_takes_over("all_reduce", size, 360 * GB, 5 * US) == expected
+
+
 def test_latency_never_takes_over_a_huge_message_within_the_range():
     assert comms_sweep.latency_takes_over("all_reduce", 1e15, 360 * GB, 1 * US, n_max=1000) is None
     rs = comms_sweep.rank_sweep("all_gather", 1e15, 360 * GB, 1 * US, n_max=1000)
