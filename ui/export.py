@@ -73,6 +73,7 @@ from PySide6.QtWidgets import (
 import workbench
 from storage import fileio
 from storage.errors import ProjectError
+from ui import png_writer
 from ui import theme as th
 from workbench import units
 
@@ -112,6 +113,11 @@ def _ensure_laid_out(widget: QWidget) -> None:
         if w.layout() is not None:
             w.layout().activate()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+    _lay_out_scenes(widget)
+
+
+def _lay_out_scenes(widget: QWidget) -> None:
+    """Fit the plots in ``widget``'s charts to their views (their layouts, now)."""
     views = [widget] if isinstance(widget, QGraphicsView) else []
     for view in views + widget.findChildren(QGraphicsView):
         if isinstance(view, pg.GraphicsView) and view.sceneRect().size().toSize() != view.size():
@@ -154,9 +160,19 @@ def _settle(target) -> None:
     A panel built for a headless export is never shown: Qt then leaves every child at its
     default size (a chart 48 x 30 px) until the top-level layout runs. Activating the layouts
     from the top gives each chart the size the panel would show it at. A widget on screen is
-    laid out and painted already and nothing changes."""
+    laid out and painted already, unless a chart in it changed since its last paint (a script
+    exporting right after an edit, with no event loop turn between): its axes then paint once
+    to find their width (see _paint_once)."""
     widget = _widget_of(target)
-    if widget is None or widget.isVisible():
+    if widget is None:
+        return
+    if widget.isVisible():
+        charts = _charts_in(widget)
+        for chart in charts:
+            chart.settle()  # the automatic range of the change, which gives the axes their ticks
+        if any(_axes_to_record(chart) for chart in charts):
+            _paint_once(widget)
+            _lay_out_scenes(widget)  # the plots, for their axes' new widths; the window as it is
         return
     root = widget
     while root.parentWidget() is not None and not root.parentWidget().isVisible():
@@ -238,6 +254,14 @@ def _scenes_in(widget: QWidget) -> list[QGraphicsScene]:
     views = [widget] if isinstance(widget, QGraphicsView) else []
     views += widget.findChildren(QGraphicsView)
     return [v.scene() for v in views if v.scene() is not None]
+
+
+def _axes_to_record(chart) -> bool:
+    """Whether an axis of ``chart`` has not painted its ticks since they changed (its width
+    for them is not known yet)."""
+    plot = chart.getPlotItem()
+    return any(plot.getAxis(side).isVisible() and plot.getAxis(side).picture is None
+               for side in ("left", "bottom", "right", "top"))
 
 
 def _charts_in(target) -> list:
@@ -527,7 +551,11 @@ def write_export(path, data: bytes, what: str) -> Path:
 
 
 def encode_png(image: QImage) -> bytes:
-    """The PNG file of ``image`` (text chunks and resolution included), built in memory."""
+    """The PNG file of ``image`` (text chunks and resolution included), built in memory: an
+    opaque one by :mod:`ui.png_writer` (a third of the time), anything else by Qt."""
+    encoded = png_writer.encode_opaque(image)
+    if encoded is not None:
+        return encoded
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)

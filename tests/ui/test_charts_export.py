@@ -366,3 +366,26 @@ def test_the_operating_point_label_is_placed_again_when_the_chart_is_resized(qtb
     qtbot.waitUntil(lambda: chart.width() == 330)
     QCoreApplication.processEvents()
     assert clear_of_marker()  # the label did not keep its old place over the point
+
+
+def test_an_export_right_after_an_edit_of_a_shown_chart_fits_its_axes_to_the_new_ticks(chart):
+    """A script that changes a chart on screen and exports it at once (no event loop turn
+    between): the axes have not painted their new tick labels, so they do not know their
+    width yet; the export paints them first, and the axis title does not run into the tick
+    labels (the first export was laid out for the old ticks: its axes differed from the
+    second's)."""
+    def axes(image: QImage) -> list[QImage]:
+        # the left axis' strip and the bottom axis' strip, in the export's pixels
+        scale = image.width() / chart.width()
+        view = chart.getPlotItem().getViewBox().sceneBoundingRect()
+        left = math.floor(view.left() * scale) - 2
+        bottom = math.ceil(view.bottom() * scale) + 2
+        return [image.copy(0, 0, left, image.height()), image.copy(0, bottom, image.width(), image.height() - bottom)]
+
+    chart.add_series("ring", [1, 10, 100, 1000], [2, 20, 200, 2000])
+    chart.set_operating_point(30.0, 60.0, "here")
+    first = export.render_image(chart, 1280)
+    assert axes(export.render_image(chart, 1280)) == axes(first)
+    chart.add_series("ring", [1, 10, 100, 1000], [2e3, 2e4, 2e5, 2e6])  # wider tick labels
+    first = export.render_image(chart, 1280)
+    assert axes(export.render_image(chart, 1280)) == axes(first)
