@@ -20,6 +20,7 @@ Conventions (see :mod:`workbench.mfu`, :mod:`workbench.scaling`, :mod:`workbench
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -67,10 +68,19 @@ def speedup_sweep(serial_fraction: float, n_max: float, mode: str = "strong", po
     """
     top = v.bounded("n_max", n_max, 1, v.MAX_GPUS, "GPUs")
     count = v.integer("points", points, 2, 100_000)
-    powers = 2.0 ** np.arange(0, math.floor(math.log2(top)) + 1)
-    n = np.unique(np.concatenate([np.geomspace(1.0, top, count), powers, [top]]))
+    n = _gpu_grid(float(top), count).copy()
     speedup = np.asarray(speedup_at(serial_fraction, n, mode), dtype=float)
     return n, speedup, np.asarray(sc.scaling_efficiency(speedup, n, 1.0), dtype=float)
+
+
+@functools.lru_cache(maxsize=64)
+def _gpu_grid(top: float, count: int) -> np.ndarray:
+    """The GPU counts of :func:`speedup_sweep` (kept: a serial fraction edit keeps the span,
+    and the grid is a few tenths of a millisecond of small numpy calls)."""
+    powers = 2.0 ** np.arange(0, math.floor(math.log2(top)) + 1)
+    grid = np.unique(np.concatenate([np.geomspace(1.0, top, count), powers, [top]]))
+    grid.flags.writeable = False
+    return grid
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,17 @@ def test_speedup_sweep_passes_through_powers_of_two():
         sa.speedup_sweep(0.02, 8, "sideways")
 
 
+def test_a_new_serial_fraction_reuses_the_gpu_grid_and_hands_out_arrays_of_its_own():
+    first, _speedup, _eff = sa.speedup_sweep(0.05, 4096)
+    made = sa._gpu_grid.cache_info().misses
+    second, speedup, _eff = sa.speedup_sweep(0.02, 4096)
+    assert sa._gpu_grid.cache_info().misses == made  # the span did not change: nor did the grid
+    assert np.array_equal(first, second) and first is not second
+    assert speedup == pytest.approx(sc.amdahl_speedup(0.02, second))
+    first[0] = 9.0
+    assert sa.speedup_sweep(0.05, 4096)[0][0] == 1.0
+
+
 def test_measured_text_round_trip_and_errors():
     pairs = sa.parse_measured("8: 85,144; 64 = 610k\n512 4.1M")
     assert [g for g, _ in pairs] == [8, 64, 512]
