@@ -50,7 +50,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView
 from ui import axis_specs
 from ui import theme as th
 from ui.bounded_cache import BoundedCache
-from ui.label_placement import place_labels
+from ui.label_placement import place_labels, place_near
 from ui.plain_text_item import PlainTextItem, document_line_height, prepared_text, use_plain_text
 from ui.point_marker import PointMarker
 
@@ -1975,10 +1975,14 @@ class Chart(pg.PlotWidget):
             del self._scene_segments[gone]
         r = label.textItem.boundingRect()
         s = th.scale_factor(self._presentation)
-        (box,) = place_labels([(point.x(), point.y())], [(r.width(), r.height())],
-                              (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4),
-                              obstacles, np.concatenate(segments) if segments else (), gap=9.0 * s,
-                              marker=8.0 * s, rings=(1.0, 2.0))
+        places = ([(point.x(), point.y())], [(r.width(), r.height())],
+                  (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4), obstacles)
+        how = {"gap": 9.0 * s, "marker": 8.0 * s, "rings": (1.0, 2.0)}
+        (box,) = place_labels(*places, np.concatenate(segments) if segments else (), **how)
+        if box is None:
+            # nowhere clear of everything (a point in a corner, presentation-sized text): near
+            # the point and inside the plot, over a curve rather than over another label
+            box = place_near(places[0][0], places[1][0], places[2], obstacles, **how)
         if box is None:
             return False
         inverse, invertible = to_scene.inverted()

@@ -52,6 +52,30 @@ def candidate_boxes(point: tuple[float, float], size: tuple[float, float], gap: 
     return out
 
 
+def shifted_inside(box: Box, area: Box) -> Box | None:
+    """``box`` moved the least to lie inside ``area``; None when it is bigger than the area."""
+    left, top, w, h = box
+    if w > area[2] or h > area[3]:
+        return None
+    return (min(max(left, area[0]), area[0] + area[2] - w), min(max(top, area[1]), area[1] + area[3] - h), w, h)
+
+
+def place_near(point: tuple[float, float], size: tuple[float, float], area: Box, obstacles: Sequence[Box] = (),
+               gap: float = 6.0, marker: float = 5.0, rings: Sequence[float] = _RINGS) -> Box | None:
+    """A place for one label when :func:`place_labels` finds none clear of everything: its
+    places around the point, each moved inside the area if it sticks out, the first that
+    covers neither another label (``obstacles``) nor the point's marker. Curves are not
+    avoided: a label over a line stays readable, one over another label does not."""
+    x, y = point
+    spot = (x - marker, y - marker, 2 * marker, 2 * marker)
+    for box in candidate_boxes(point, size, gap, rings):
+        moved = shifted_inside(box, area)
+        if (moved is not None and not boxes_overlap(moved, spot)
+                and not any(boxes_overlap(moved, other) for other in obstacles)):
+            return moved
+    return None
+
+
 def leader(point: tuple[float, float], box: Box, gap: float) -> Segment | None:
     """The line from ``point`` to the nearest point of ``box`` when the box is further than
     1.5 gaps from it (a label that far needs a line to say whose it is), else None."""

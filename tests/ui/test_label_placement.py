@@ -13,9 +13,11 @@ from ui.label_placement import (
     inside,
     leader,
     place_labels,
+    place_near,
     segment_hits_box,
     segments_array,
     segments_hit_boxes,
+    shifted_inside,
 )
 
 AREA = (0.0, 0.0, 800.0, 500.0)
@@ -158,3 +160,25 @@ def test_places_are_tested_against_the_curves_a_few_at_a_time(monkeypatch):
                 if not hit and label_placement.inside(b, area)
                 and not label_placement.boxes_overlap(b, (195.0, 195.0, 10.0, 10.0))]
     assert box == expected[0]
+
+
+def test_a_label_with_no_clear_place_goes_near_its_point_inside_the_area_and_off_other_labels():
+    """A point in the top-right corner, its label wider than the room right of a vertical
+    line's label: every place around it sticks out of the plot or covers that label. The
+    fallback moves the places inside and takes the first that covers no label and not the
+    point's marker (a curve under it is allowed)."""
+    area = (120.0, 38.0, 760.0, 585.0)
+    line_label = (545.0, 53.0, 31.0, 189.0)  # a vertical reference line's words
+    point, size = (850.0, 72.0), (283.0, 33.0)
+    assert place_labels([point], [size], area, [line_label], gap=14.4, marker=12.8, rings=(1.0, 2.0)) == [None]
+    box = place_near(point, size, area, [line_label], gap=14.4, marker=12.8, rings=(1.0, 2.0))
+    assert box is not None and box[2:] == size
+    assert box[0] >= area[0] and box[1] >= area[1]
+    assert box[0] + box[2] <= area[0] + area[2] and box[1] + box[3] <= area[1] + area[3]
+    assert not boxes_overlap(box, line_label)
+    assert not boxes_overlap(box, (point[0] - 12.8, point[1] - 12.8, 25.6, 25.6))
+    assert abs(box[1] - point[1]) < 4 * 14.4  # still beside its point
+    # a box bigger than the area fits nowhere; one inside stays where it is
+    assert shifted_inside((0.0, 0.0, 800.0, 10.0), area) is None
+    assert shifted_inside((200.0, 100.0, 50.0, 20.0), area) == (200.0, 100.0, 50.0, 20.0)
+    assert place_near(point, size, area, [area]) is None  # everything is taken
