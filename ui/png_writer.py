@@ -25,6 +25,9 @@ _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _LEVEL = 6
 #: pieces smaller than this are not worth a thread of their own
 _MIN_PIECE = 4 * 2**20
+#: beyond this many bytes of scanlines (a 10,000 x 8,000 px export) Qt's writer, which works a
+#: row at a time, is used: this one holds the rows and their deflated copy in memory
+_MAX_ROWS_BYTES = 256 * 2**20
 _BIG_ENDIAN = not np.little_endian
 
 
@@ -55,6 +58,8 @@ def _rgb_rows(image: QImage) -> np.ndarray | None:
     if image.format() not in formats or image.isNull():
         return None
     height, width = image.height(), image.width()
+    if height * (1 + 3 * width) > _MAX_ROWS_BYTES:
+        return None
     stride = image.bytesPerLine()
     pixels = np.frombuffer(image.constBits(), dtype=np.uint8, count=stride * height)
     # 0xAARRGGBB words: B, G, R, A in memory on a little-endian machine

@@ -78,6 +78,14 @@ def test_a_picture_with_see_through_pixels_or_a_key_png_cannot_hold_goes_to_qts_
     assert png_writer.encode_opaque(QImage(8, 8, QImage.Format.Format_Indexed8)) is None
 
 
+def test_a_picture_too_big_to_hold_twice_in_memory_goes_to_qts_writer(qapp, monkeypatch):
+    image = _drawn(300, 200)
+    monkeypatch.setattr(png_writer, "_MAX_ROWS_BYTES", 200 * (1 + 3 * 300) - 1)
+    assert png_writer.encode_opaque(image) is None
+    back, _texts = _read(export.encode_png(image))  # Qt's writer, a row at a time
+    assert back.convertToFormat(QImage.Format.Format_RGB32) == image.convertToFormat(QImage.Format.Format_RGB32)
+
+
 def test_a_chart_export_is_written_by_the_fast_encoder_and_reads_as_drawn(chart, tmp_path):
     chart.add_series("ring", [1, 10, 100, 1000], [2, 20, 200, 2000])
     chart.set_operating_point(30.0, 60.0, "here")
