@@ -51,7 +51,13 @@ from ui import axis_specs
 from ui import theme as th
 from ui.bounded_cache import BoundedCache
 from ui.label_placement import place_labels, place_near
-from ui.plain_text_item import PlainTextItem, document_line_height, prepared_text, use_plain_text
+from ui.plain_text_item import (
+    PlainTextItem,
+    PreparedText,
+    document_line_height,
+    prepared_text,
+    use_plain_text,
+)
 from ui.point_marker import PointMarker
 
 _PREFIXES = [
@@ -887,8 +893,8 @@ class _StaticLabel(pg.GraphicsWidget):
         self.text = ""
         #: the look (``color``, ``size`` as "11.5pt", ``bold``), as pyqtgraph's labels take it
         self.opts: dict[str, Any] = {"color": None, "size": "11pt", "bold": False, **opts}
-        self._static: QStaticText | None = None
-        self._static_size = QSizeF()  # its size when prepared (a shared text's own may change)
+        #: the text prepared in the font (shared: its size is read from here, see prepared_text)
+        self._prepared: PreparedText | None = None
         self._font = QFont()
         self._line = 0.0  # the height of the font's line as a document's (set with the font)
         self._ink = QColor("#000000")
@@ -899,10 +905,10 @@ class _StaticLabel(pg.GraphicsWidget):
         caller's layout has to know)."""
         opts = {**self.opts, **args}
         look_changed = opts != self.opts
-        if not look_changed and text == self.text and self._static is not None:
+        if not look_changed and text == self.text and self._prepared is not None:
             return False
         self.opts = opts
-        if look_changed or self._static is None:
+        if look_changed or self._prepared is None:
             font = QFont()
             size = str(opts.get("size") or "11pt")
             font.setPointSizeF(float(size[:-2]) if size.endswith("pt") else 11.0)
@@ -913,8 +919,7 @@ class _StaticLabel(pg.GraphicsWidget):
                                           else pg.getConfigOption("foreground")))
         before = self.text_size()
         self.text = text
-        prepared = prepared_text(text, self._font)
-        self._static, self._static_size = prepared.static, prepared.size
+        self._prepared = prepared_text(text, self._font)
         self.update()
         return self.text_size() != before or look_changed
 
@@ -927,22 +932,22 @@ class _StaticLabel(pg.GraphicsWidget):
         return self.text
 
     def text_width(self) -> float:
-        return self._static_size.width() if self._static is not None else 0.0
+        return self._prepared.size.width() if self._prepared is not None else 0.0
 
     def text_size(self) -> tuple[float, float]:
         """(width, height) of the text with its margins, as a text document of it measures
         (its line is a whole number of pixels tall)."""
-        if self._static is None:
+        if self._prepared is None:
             return (0.0, 0.0)
         return (self.text_width() + 2 * self.MARGIN, self._line + 2 * self.MARGIN)
 
     def _draw_text(self, p, at: QPointF) -> None:
-        if self._static is None or not self.text:
+        if self._prepared is None or not self.text:
             return
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         p.setFont(self._font)
         p.setPen(self._ink)
-        p.drawStaticText(at, self._static)
+        p.drawStaticText(at, self._prepared.static)
 
 
 class _TitleLabel(_StaticLabel):
@@ -973,9 +978,9 @@ class _TitleLabel(_StaticLabel):
         return QSizeF(self.text_width() + 2 * self.MARGIN, height)
 
     def paint(self, p, *_args) -> None:
-        if self._static is None:
+        if self._prepared is None:
             return
-        size = self._static_size
+        size = self._prepared.size
         rect = self.rect()
         self._draw_text(p, QPointF(rect.center().x() - size.width() / 2.0, rect.center().y() - size.height() / 2.0))
 
@@ -1969,7 +1974,7 @@ class Chart(pg.PlotWidget):
         placement = (to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22(), to_scene.dx(),
                      to_scene.dy(), self._log["x"], self._log["y"])
         for series in self._series.values():
-            if series.item is not self._op_item and len(series.x) >= 2:
+            if len(series.x) >= 2:  # (the point's marker is not a series)
                 segments.append(self._curve_segments(series, placement))
         for gone in self._scene_segments.keys() - self._series.keys():  # curves named after a value
             del self._scene_segments[gone]

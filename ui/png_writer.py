@@ -28,7 +28,6 @@ _MIN_PIECE = 4 * 2**20
 #: beyond this many bytes of scanlines (a 10,000 x 8,000 px export) Qt's writer, which works a
 #: row at a time, is used: this one holds the rows and their deflated copy in memory
 _MAX_ROWS_BYTES = 256 * 2**20
-_BIG_ENDIAN = not np.little_endian
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -62,8 +61,8 @@ def _rgb_rows(image: QImage) -> np.ndarray | None:
         return None
     stride = image.bytesPerLine()
     pixels = np.frombuffer(image.constBits(), dtype=np.uint8, count=stride * height)
-    # 0xAARRGGBB words: B, G, R, A in memory on a little-endian machine
-    pixels = pixels.reshape(height, stride)[:, :width * 4].view(">u4" if _BIG_ENDIAN else "<u4")
+    # Qt's 32-bit formats are 0xAARRGGBB words in the machine's own byte order
+    pixels = pixels.reshape(height, stride)[:, :width * 4].view(np.uint32)
     if image.format() != QImage.Format.Format_RGB32 and (pixels >> 24).min() != 255:
         return None  # see-through pixels: libpng writes them (RGBA, un-premultiplied)
     rows = np.empty((height, 1 + 3 * width), dtype=np.uint8)
@@ -73,7 +72,6 @@ def _rgb_rows(image: QImage) -> np.ndarray | None:
     rgb[:, :, 1] = pixels >> 8
     rgb[:, :, 2] = pixels
     return rows
-
 
 
 def _deflate(data: memoryview) -> bytes:

@@ -21,6 +21,12 @@ from PySide6.QtGui import QBrush, QGuiApplication, QPainter, QPen, QPixmap
 _REACH = 0.7072
 
 
+def _screen_ratio() -> float:
+    """The primary screen's device pixel ratio, as pyqtgraph's scatter takes it for its atlas."""
+    screen = QGuiApplication.primaryScreen()
+    return screen.devicePixelRatio() if screen is not None else 1.0
+
+
 class PointMarker(pg.GraphicsObject):
     """A symbol at the item's own origin, ``size`` pixels across whatever the view's scale.
     Place it with ``setPos`` in the view's coordinates."""
@@ -62,8 +68,7 @@ class PointMarker(pg.GraphicsObject):
     def _reach(self) -> float:
         """How far the symbol reaches beyond its point, in pixels: as pyqtgraph's scatter
         reckons it, from the width of the rendered symbol (at the screen's pixel ratio)."""
-        screen = QGuiApplication.primaryScreen()
-        ratio = screen.devicePixelRatio() if screen is not None else 1.0
+        ratio = _screen_ratio()
         side = math.ceil(ratio * (self._size + max(math.ceil(self._pen.widthF()), 1)))
         return side / ratio * _REACH
 
@@ -110,11 +115,7 @@ class PointMarker(pg.GraphicsObject):
             p.translate(centre)
             drawSymbol(p, self._symbol, self._size * scale, self._pen, self._brush)
             return
-        if widget is not None:
-            ratio = widget.devicePixelRatioF()
-        else:
-            screen = QGuiApplication.primaryScreen()
-            ratio = screen.devicePixelRatio() if screen is not None else 1.0
+        ratio = widget.devicePixelRatioF() if widget is not None else _screen_ratio()
         pixmap = self._pixmap(ratio)
         source = QRectF(0.0, 0.0, pixmap.width(), pixmap.height())
         fragment = QPainter.PixmapFragment.create(centre, source, 1.0 / ratio, 1.0 / ratio, 0.0, 1.0)

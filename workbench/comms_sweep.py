@@ -218,14 +218,10 @@ class RankSweep:
     latency_from: int | None
 
 
-def _rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
-    return _kept_rank_grid(n_min, n_max, points_per_decade).copy()
-
-
 @functools.lru_cache(maxsize=64)
-def _kept_rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
-    # the same few grids on every redraw (a message size edit keeps the rank span): a
-    # geometric grid and its unique values are a few tenths of a millisecond of numpy calls
+def _rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
+    """The rank counts of :func:`rank_sweep`, read-only (kept: a message size edit keeps the
+    rank span, and the grid is a few tenths of a millisecond of small numpy calls)."""
     grid = np.unique(np.round(size_grid(float(n_min), float(n_max), points_per_decade)))
     grid[0], grid[-1] = n_min, n_max
     grid.flags.writeable = False
@@ -288,7 +284,7 @@ def rank_sweep(collective, size_bytes, link_bw, alpha, n_min: int = RANKS_MIN, n
     if not lo < hi:
         raise InputError("n_max", f"must be > n_min ({lo}), got {hi}")
     per_decade = v.integer("points_per_decade", points_per_decade, 1, 1000)
-    ranks = _rank_grid(lo, hi, per_decade)
+    ranks = _rank_grid(lo, hi, per_decade).copy()
     ring = np.asarray(_ring(op, size, ranks, bw, a), dtype=float)
     latency = np.asarray(_ring(op, 0.0, ranks, bw, a), dtype=float)
     tree = comms.tree_allreduce_time(size, ranks, bw, a) if op in TREE_COLLECTIVES else None

@@ -147,7 +147,7 @@ def test_a_chart_title_holding_markup_is_painted_as_the_text_it_is(qtbot):
     qtbot.waitExposed(chart)
     title = chart.getPlotItem().titleLabel
     assert title.plain_text() == HOSTILE
-    assert title._static.textFormat() == Qt.TextFormat.PlainText
+    assert title._prepared.static.textFormat() == Qt.TextFormat.PlainText
     # as wide as the characters of the tag and the name, not as the name alone
     plain = Chart(title="Evil GPU")
     qtbot.addWidget(plain)

@@ -801,7 +801,7 @@ def test_a_shared_text_keeps_its_size_after_a_render_at_another_resolution(chart
     title = chart.getPlotItem().titleLabel
     width = title.text_width()
     prepared = plain.prepared_text(title.text, title._font)
-    assert prepared.static is title._static and width == prepared.size.width() > 0
+    assert prepared.static is title._prepared.static and width == prepared.size.width() > 0
     image = QImage(400, 100, QImage.Format.Format_ARGB32_Premultiplied)
     image.setDotsPerMeterX(2 * image.dotsPerMeterX())  # twice the resolution
     image.setDotsPerMeterY(2 * image.dotsPerMeterY())

@@ -127,9 +127,9 @@ def test_a_new_message_size_reuses_the_rank_grid_and_hands_out_arrays_of_its_own
     """The rank grid depends on the span alone: a size edit does not make it again; each
     sweep still gets an array it may change without touching the next one's."""
     first = comms_sweep.rank_sweep("all_reduce", 2.0**20, 360 * GB, 5 * US)
-    made = comms_sweep._kept_rank_grid.cache_info().misses
+    made = comms_sweep._rank_grid.cache_info().misses
     second = comms_sweep.rank_sweep("all_reduce", 2.0**30, 360 * GB, 5 * US)
-    assert comms_sweep._kept_rank_grid.cache_info().misses == made
+    assert comms_sweep._rank_grid.cache_info().misses == made
     assert np.array_equal(first.ranks, second.ranks) and first.ranks is not second.ranks
     first.ranks[0] = 7
     assert comms_sweep.rank_sweep("all_reduce", 2.0**25, 360 * GB, 5 * US).ranks[0] == 2
