@@ -117,24 +117,44 @@ class PresetRecord:
 
 class ScenarioListing(Sequence[ScenarioRecord]):
     """The saved scenarios as :meth:`Project.list_scenarios` lists them, read by one query
-    (:meth:`Project.list_scenarios_with_problems`), with each one's problem on demand."""
+    (:meth:`Project.list_scenarios_with_problems`), with each one's problem on demand.
 
-    def __init__(self, project: Project, records: list[ScenarioRecord],
-                 stored: dict[int, tuple[str, str, object, object]]) -> None:
+    A record is made when it is first asked for: a browser of 10,000 scenarios needs only
+    their ids, kinds and names (:meth:`summaries`) to fill, and the rest of the rows it shows."""
+
+    def __init__(self, project: Project, rows: list[tuple[Any, ...]]) -> None:
         self._project = project
-        self.records = records
-        # id -> (kind, name, notes, payload) as read, dropped once the scenario is checked
-        self._stored = stored
+        # (id, kind, name, notes, modified, payload) as read
+        self._rows = rows
+        self._records: list[ScenarioRecord | None] = [None] * len(rows)
+        self._index: dict[int, int] | None = None  # id -> row, made on the first look-up by id
         self._problems: dict[int, str | None] = {}
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self._rows)
 
     def __getitem__(self, index):  # type: ignore[override]
-        return self.records[index]
+        if isinstance(index, slice):
+            return [self._record(i) for i in range(*index.indices(len(self._rows)))]
+        if index < 0:
+            index += len(self._rows)
+        if not 0 <= index < len(self._rows):
+            raise IndexError("listing index out of range")
+        return self._record(index)
 
     def __iter__(self) -> Iterator[ScenarioRecord]:
-        return iter(self.records)
+        return (self._record(i) for i in range(len(self._rows)))
+
+    def _record(self, i: int) -> ScenarioRecord:
+        record = self._records[i]
+        if record is None:
+            sid, kind, name, notes, modified, _payload = self._rows[i]
+            record = self._records[i] = ScenarioRecord(sid, kind, name, _as_text(notes), _parse_time(modified))
+        return record
+
+    def summaries(self) -> Iterator[tuple[int, str, str]]:
+        """(id, kind, name) of each listed scenario, in order, without making its record."""
+        return ((row[0], row[1], row[2]) for row in self._rows)
 
     def problem(self, ref: int | ScenarioRecord) -> str | None:
         """Why the listed scenario ``ref`` (id or record) cannot be loaded, or None: what
@@ -149,10 +169,13 @@ class ScenarioListing(Sequence[ScenarioRecord]):
             return entry[2] if entry else None
         if sid in self._problems:
             return self._problems[sid]
-        row = self._stored.pop(sid, None)
-        if row is None:
+        if self._index is None:
+            self._index = {row[0]: i for i, row in enumerate(self._rows)}
+        i = self._index.get(sid)
+        if i is None:
             return None
-        problem = self._problems[sid] = self._check(sid, *row)
+        _sid, kind, name, notes, _modified, payload = self._rows[i]
+        problem = self._problems[sid] = self._check(sid, kind, name, notes, payload)
         return problem
 
     def _check(self, sid: int, kind: str, name: str, notes: object, payload: object) -> str | None:
@@ -914,7 +937,22 @@ class Project:
             query += " AND kind = ?"
             params = (kind,)
         self._raw_commit()
-        return self._memory.execute(query + " ORDER BY kind, name", params)
+        return self._text_rows(query + " ORDER BY kind, name", params)
+
+    def _text_rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of ``query`` on the raw connection, text decoded by sqlite3 itself when all
+        of it is UTF-8 (every file the app wrote): the lenient decoder the connection keeps for
+        damaged files is a Python call per text value, half the time of a 10,000-row listing."""
+        memory = self._memory
+        memory.text_factory = str
+        try:
+            return memory.execute(query, params).fetchall()
+        except sqlite3.OperationalError as exc:  # "Could not decode to UTF-8 column ..."
+            if "decode" not in str(exc):
+                raise
+        finally:
+            memory.text_factory = _DECODE
+        return memory.execute(query, params).fetchall()
 
     @_guarded
     def list_scenarios_with_problems(self, kind: str | None = None) -> ScenarioListing:
@@ -927,12 +965,7 @@ class Project:
         parsed. The listing is a snapshot: list again after changing the project.
         """
         self._check_open()
-        records, stored = [], {}
-        for sid, k, name, notes, modified, payload in self._listed_rows("id, kind, name, notes, modified, payload",
-                                                                          kind):
-            records.append(ScenarioRecord(sid, k, name, _as_text(notes), _parse_time(modified)))
-            stored[sid] = (k, name, notes, payload)
-        return ScenarioListing(self, records, stored)
+        return ScenarioListing(self, self._listed_rows("id, kind, name, notes, modified, payload", kind))
 
     @_guarded
     def problem_of(self, ref: Any) -> str | None:
@@ -1195,16 +1228,30 @@ class Project:
         builtin, name = row.builtin, row.name
         self._session.rollback()
         self._raw_commit()
-        payload, problem = _payload_text(*self._memory.execute(
+        hw, problem = _preset_from_stored(key, builtin, *self._memory.execute(
             f"SELECT {_RAW_COLUMNS.format('payload')} FROM hardware_presets WHERE key = ?", (key,)).fetchone())
-        if problem is None:
-            try:
-                hw = Hardware.from_dict(json.loads(payload))
-                return hw.with_changes(key=key, builtin=bool(builtin))
-            except (ValueError, TypeError, KeyError, RecursionError) as exc:
-                problem = shorten(str(exc), MAX_PROBLEM_DETAIL)
+        if hw is not None:
+            return hw
         raise InvalidItemError(self._path, f"preset {_label(name, key)} ({_kind_label(key, 'key')}) cannot be "
                                f"loaded: {problem}", "delete it or fix it and save it again")
+
+    @_guarded
+    def usable_presets(self) -> dict[str, Hardware]:
+        """Every preset that loads, by key, in :meth:`list_presets`' order, from one query
+        (what :meth:`get_preset` gives for each listed key; a query and a transaction each would
+        be most of an open's time for the presets). Those that do not load are left out:
+        :meth:`preset_problem` and :attr:`problems` say why."""
+        self._check_open()
+        self._raw_commit()
+        usable = {}
+        for key, builtin, *payload in self._memory.execute(
+                f"SELECT key, builtin, {_RAW_COLUMNS.format('payload')} FROM hardware_presets "
+                "WHERE typeof(key) = 'text' AND typeof(name) = 'text' ORDER BY builtin DESC, name, key"):
+            builtin = bool(builtin) if isinstance(builtin, int | float) else False  # as listed
+            hw, _problem = _preset_from_stored(key, builtin, *payload)
+            if hw is not None:
+                usable[key] = hw
+        return usable
 
     @_guarded
     def add_preset(self, hw: Hardware) -> str:
@@ -1263,6 +1310,20 @@ class Project:
         self._session.expunge_all()
         self._mutated()
         self._invalid_presets.pop(key, None)
+
+
+def _preset_from_stored(key: str, builtin: object, payload_type: str, payload_raw: bytes | None,
+                        ) -> tuple[Hardware | None, str | None]:
+    """A stored preset's hardware (its key and builtin flag from the row), or None and why it
+    does not load, from the payload's stored type and bytes."""
+    payload, problem = _payload_text(payload_type, payload_raw)
+    if problem is None:
+        try:
+            hw = Hardware.from_dict(json.loads(payload))
+            return hw.with_changes(key=key, builtin=bool(builtin)), None
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            problem = shorten(str(exc), MAX_PROBLEM_DETAIL)
+    return None, problem
 
 
 def _as_text(value: object) -> str:

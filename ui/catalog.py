@@ -34,11 +34,7 @@ class HardwareCatalog(QObject):
     def reload(self) -> None:
         cache: dict[str, Hardware] = {hw.key: hw for hw in presets.load_hardware()}
         if self._project is not None:
-            for record in self._project.list_presets():
-                try:
-                    cache[record.key] = self._project.get_preset(record.key)
-                except Exception:  # noqa: BLE001 - listed in project.problems; must not stop the rest
-                    continue
+            cache.update(self._project.usable_presets())  # those that do not load: project.problems
         self._cache = cache
         self.changed.emit()
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSizePolicy, QToolBa
 
 import presets
 from ui import plain
+from ui.widgets.combo_items import set_choices
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench.context import RunContext
 from workbench.hardware import PRECISION_LABELS
@@ -174,16 +175,10 @@ class ContextToolbar(QToolBar):
 
     # -- model -> widgets ----------------------------------------------------------------------
     def _fill_hardware(self) -> None:
-        self._syncing = True
-        try:
-            self.hardware_combo.clear()
-            for hw in self.catalog.items():
-                self.hardware_combo.addItem(hw.name, hw.key)
-                tip = hw.name + (f"\n{hw.note}" if hw.note else "") + ("" if hw.builtin else "\n(user preset)")
-                self.hardware_combo.setItemData(self.hardware_combo.count() - 1, plain.tooltip(tip),
-                                                Qt.ItemDataRole.ToolTipRole)
-        finally:
-            self._syncing = False
+        set_choices(self.hardware_combo, [
+            (hw.name, hw.key,
+             plain.tooltip(hw.name + (f"\n{hw.note}" if hw.note else "") + ("" if hw.builtin else "\n(user preset)")))
+            for hw in self.catalog.items()])
         self.sync(self.model.context())
 
     def sync(self, ctx: RunContext | None = None) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -771,11 +772,20 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage(f"Opened {project.path}", 5000)
 
+    #: rows looked at per check_items_step call, and how long one turn of the event loop may
+    #: spend on them: a machine that parses slowly does fewer rows a turn, so a repaint or an
+    #: edit waiting behind the count is never held up by more than about this
+    COUNT_BATCH = 25
+    COUNT_TURN_S = 0.008
+
     def _count_problems(self, project: Project) -> None:
         if project is not self.project or project.closed:
             return  # another project was opened meanwhile
+        deadline = time.perf_counter() + self.COUNT_TURN_S
         try:
-            done = project.check_items_step()
+            done = project.check_items_step(self.COUNT_BATCH)
+            while not done and time.perf_counter() < deadline:
+                done = project.check_items_step(self.COUNT_BATCH)
         except ProjectError as exc:
             log.warning("could not check the saved items of %s: %s", project.path, exc)
             return

@@ -161,13 +161,21 @@ class _ScenarioItem(QTreeWidgetItem):
     be opened, which parses its payload the first time a row is shown or asked about. A
     browser of 10,000 scenarios fills without parsing any and checks only what it shows.
 
-    Made as ``_ScenarioItem([name])`` with ``record`` and ``order`` set after: a Python
-    ``__init__`` doubles what 10,000 items cost to make."""
+    Made as ``_ScenarioItem([name])`` with ``order`` set after: a Python ``__init__`` doubles
+    what 10,000 items cost to make."""
 
-    record = None  # the storage.ScenarioRecord
-    order = (0, 0)  # (group, row): the tree's order, for the selection
+    order = (0, 0)  # (group, row of the tree's listing): the tree's order, for the selection
+    _record = None  # the storage.ScenarioRecord, once asked for
     _modified: tuple[str, str] | None = None  # (column text, tooltip), made when first asked
     _problem: str | None | bool = False  # False: not checked yet
+
+    @property
+    def record(self):
+        """The storage.ScenarioRecord (the listing makes it when first asked for)."""
+        record = self._record
+        if record is None:
+            record = self._record = self.treeWidget().listing[self.order[1]]
+        return record
 
     def problem(self) -> str | None:
         if self._problem is False:
@@ -286,6 +294,8 @@ class ScenarioBrowser(QWidget):
         self._project = None
         self._groups: dict[str, QTreeWidgetItem] = {}
         self._items: dict[int, _ScenarioItem] = {}  # scenario id -> its row
+        self._haystacks_of = None  # the listing _haystacks_made was made for
+        self._haystacks_made: list[str] = []
 
         self.open_action = self._action("Open", "Enter", "Open the scenario in its panel", self.open_selected)
         self.compare_action = self._action("Compare", "", "Compare two selected scenarios of the same kind "
@@ -334,6 +344,10 @@ class ScenarioBrowser(QWidget):
         self.tree.setAllColumnsShowFocus(True)
         self.tree.setRootIsDecorated(True)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # The scroll bar keeps its place when the list is short: a bar that comes and goes
+        # narrows the name column, which the tree repaints a frame later (a second repaint of
+        # every opened project that fills it), and moves the dates sideways.
+        self.tree.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(_NAME_COLUMN, QHeaderView.ResizeMode.Stretch)
@@ -431,18 +445,18 @@ class ScenarioBrowser(QWidget):
             from ui.panels import kind_labels
 
             known = list(kind_labels())
-            kinds = known + sorted({r.kind for r in listing} - set(known))
+            summaries = list(listing.summaries())  # no record made: rows make theirs when shown
+            kinds = known + sorted({kind for _sid, kind, _name in summaries} - set(known))
             bold = QFont(self.tree.font())
             bold.setBold(True)
             children: dict[str, list[QTreeWidgetItem]] = {kind: [] for kind in kinds}
             items = self._items
             rank = {kind: n for n, kind in enumerate(kinds)}
-            for n, record in enumerate(listing):
-                item = _ScenarioItem([record.name])
-                item.record = record
-                item.order = (rank[record.kind], n)
-                children[record.kind].append(item)
-                items[record.id] = item
+            for n, (sid, kind, name) in enumerate(summaries):
+                item = _ScenarioItem([name])
+                item.order = (rank[kind], n)  # n: its row of the listing
+                children[kind].append(item)
+                items[sid] = item
             groups = []
             for kind in kinds:
                 group = QTreeWidgetItem()
@@ -538,10 +552,20 @@ class ScenarioBrowser(QWidget):
         return self.message.message_text()
 
     # -- filtering -----------------------------------------------------------------------------
+    def _haystacks(self) -> list[str]:
+        """What the filter looks in, per row of the listing: name and notes, casefolded (made on
+        the first filtering of a listing, not again for each key typed)."""
+        listing = self.tree.listing
+        if self._haystacks_of is not listing:
+            self._haystacks_of = listing
+            self._haystacks_made = [f"{r.name}\n{r.notes}".casefold() for r in listing] if listing is not None else []
+        return self._haystacks_made
+
     def _apply_filter(self, text: str, fresh: bool = False) -> None:
         """Show the scenarios whose name or notes hold every word of ``text``. ``fresh``: the
         items were just made (all shown, none selected), so without words nothing changes."""
         words = text.casefold().split()
+        haystacks = self._haystacks() if words else ()
         for kind, group in self._groups.items():
             total = group.childCount()
             shown = total
@@ -550,8 +574,7 @@ class ScenarioBrowser(QWidget):
                 for i in range(total):
                     item = group.child(i)
                     if words:
-                        record = item.record
-                        haystack = f"{record.name}\n{record.notes}".casefold()
+                        haystack = haystacks[item.order[1]]
                         visible = all(word in haystack for word in words)
                     else:
                         visible = True

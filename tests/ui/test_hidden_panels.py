@@ -51,6 +51,21 @@ def test_an_edit_redraws_only_the_visible_panel_and_a_hidden_one_on_show(qtbot, 
     assert "Throughput, all GPUs" in gpus
 
 
+def test_opening_a_project_draws_the_run_plan_once(qtbot, window, tmp_path, monkeypatch):
+    from storage import Project
+
+    other = tmp_path / "other.swbproj"
+    Project.create(other).close()
+    window.raise_panel("run_plan")
+    qtbot.waitUntil(lambda: window.panel("run_plan").on_screen())
+    draws = _count_draws(window.panel("run_plan"), monkeypatch)
+    assert window.open_path(other, confirm=False)
+    assert draws[0] == 1  # not once for the new presets and again for the workspace
+    # a preset changed in the window: the document predicts again, the panel draws once
+    window.catalog.reload()
+    assert draws[0] == 2
+
+
 # -- panels nobody opened are not built -----------------------------------------------------------
 def _painted(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window._painted and window.panels.is_built(window.active_kind()), timeout=10000)

@@ -115,6 +115,52 @@ def test_lazily_found_problems_are_the_projects(qtbot, tmp_path):
         eager.close()
 
 
+def test_the_browser_makes_records_only_for_the_rows_it_shows_and_filters_them_all(qtbot, many):
+    project = Project.open(many)
+    try:
+        browser = ScenarioBrowser(None)
+        qtbot.addWidget(browser)
+        browser.resize(320, 500)
+        browser.show()
+        qtbot.waitExposed(browser)
+        browser.set_project(project)
+        browser.grab()
+        listing = browser.tree.listing
+        made = sum(record is not None for record in listing._records)
+        assert 0 < made < 100  # the rows on screen, not the 300
+        assert [r.name for r in listing] == [r.name for r in project.list_scenarios()]
+        # the filter looks at every scenario's name and notes, shown or not
+        browser.filter_edit.setText("note 299")
+        shown = [item.record.name for item in browser._items.values() if not item.isHidden()]
+        assert shown == ["Scenario 299"]
+        assert listing[-1].name == "Scenario 299" and listing[1:3] == [listing[1], listing[2]]
+    finally:
+        project.close()
+
+
+def test_the_catalog_reads_the_projects_presets_with_one_query(tmp_path):
+    path = tmp_path / "presets.swbproj"
+    with Project.create(path) as project:
+        keys = [r.key for r in project.list_presets()]
+        project.save()
+    with sqlite3.connect(path) as db:  # one preset that no longer loads
+        db.execute("UPDATE hardware_presets SET payload = '{not json' WHERE key = ?", (keys[1],))
+    project = Project.open(path)
+    try:
+        selects = _selects(project._memory)
+        catalog = HardwareCatalog(project)
+        preset_reads = [s for s in selects if "hardware_presets" in s]
+        assert len(preset_reads) == 1, preset_reads
+        usable = project.usable_presets()
+        assert keys[1] not in usable and len(usable) == len(keys) - 1
+        assert list(usable) == [k for k in keys if k != keys[1]]  # in the listing's order
+        for key, hardware in usable.items():
+            assert catalog.get(key) == hardware == project.get_preset(key)
+        assert project.preset_problem(keys[1])
+    finally:
+        project.close()
+
+
 # -- charts ------------------------------------------------------------------------------------
 def _events() -> None:
     """Deliver what a change posted (the chart's settle, the scene's update, the paint)."""

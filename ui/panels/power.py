@@ -44,6 +44,7 @@ from ui.panels.power_footprint import FootprintView
 from ui.panels.power_tradeoff import TradeoffView
 from ui.panels.power_where import RegionRow, WhereView, best_start_summary
 from ui.widgets.cap_field import CapField
+from ui.widgets.combo_items import set_choices
 from ui.widgets.quantity_edit import QuantityField
 from workbench import units
 from workbench._validate import InputError
@@ -478,17 +479,13 @@ class PowerPanel(PanelBase):
         self._power_field_edited(name, value)
 
     def _fill_hardware(self) -> None:
-        combo = self.hardware_combo
-        combo.blockSignals(True)
-        combo.clear()
-        for hw in self.catalog.items():
-            tdp = f"TDP {hw.tdp_w:g} W" if hw.tdp_w is not None else "no TDP given"
-            combo.addItem(hw.name, hw.key)
-            combo.setItemData(combo.count() - 1, plain.tooltip(f"{hw.name}: {tdp}"), Qt.ItemDataRole.ToolTipRole)
+        choices = [(hw.name, hw.key,
+                    plain.tooltip(f"{hw.name}: " + (f"TDP {hw.tdp_w:g} W" if hw.tdp_w is not None else "no TDP given")))
+                   for hw in self.catalog.items()]
         key = getattr(self._scenario, "hardware", None)
-        if key is not None and combo.findData(key) < 0:
-            combo.addItem(f"{key} (not in the catalog)", key)
-        combo.blockSignals(False)
+        if key is not None and key not in self.catalog:
+            choices.append((f"{key} (not in the catalog)", key, None))
+        set_choices(self.hardware_combo, choices)
         self._sync_field("hardware")
 
     def _on_catalog_changed(self) -> None:

@@ -67,6 +67,7 @@ from ui.panels.roofline_kernels import (
 )
 from ui.panels.roofline_measure import MachineMeasurement
 from ui.plain_text_item import PlainTextItem
+from ui.widgets.combo_items import set_choices
 from workbench.analyses import roofline as roofline_analysis
 from workbench.analyses.roofline import DeviceRoofs, RooflineAnalysis, RoofWarnings
 from workbench.hardware import PRECISION_LABELS, Hardware
@@ -1066,12 +1067,8 @@ class RooflinePanel(PanelBase):
         """Give ``combo`` these (text, data) items with ``selected`` current, without signals.
         Unchanged items are not cleared and added again (every edit syncs the form, and a
         refilled combo box repaints)."""
+        set_choices(combo, items)
         combo.blockSignals(True)
-        if getattr(combo, "_roofline_items", None) != items or combo.count() != len(items):
-            combo.clear()
-            for text, data in items:
-                combo.addItem(text, data)
-            combo._roofline_items = items
         index = max(0, combo.findData(selected))
         if combo.currentIndex() != index:
             combo.setCurrentIndex(index)

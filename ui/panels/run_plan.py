@@ -49,6 +49,7 @@ from ui.flow_text import FlowText, key_entry, words
 from ui.panel import PanelBase, ResultRow
 from ui.plain_text_item import PlainTextItem
 from ui.widgets.cap_field import CapField
+from ui.widgets.combo_items import set_choices
 from workbench import plan as plan_model
 from workbench import units
 from workbench.analyses.run_plan import RunPlanAnalysis
@@ -534,16 +535,11 @@ class RunPlanPanel(PanelBase):
         combo.setItemData(combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
 
     def _fill_hardware(self) -> None:
-        combo = self.hardware_combo
-        combo.blockSignals(True)
-        combo.clear()
-        for hw in self.catalog.items():
-            combo.addItem(hw.name, hw.key)
-            combo.setItemData(combo.count() - 1, html.escape(hw.name), Qt.ItemDataRole.ToolTipRole)
+        choices = [(hw.name, hw.key, html.escape(hw.name)) for hw in self.catalog.items()]
         key = getattr(self._scenario, "hardware", None)
-        if key is not None and combo.findData(key) < 0:
-            combo.addItem(f"{key} (not in the catalog)", key)
-        combo.blockSignals(False)
+        if key is not None and key not in self.catalog:
+            choices.append((f"{key} (not in the catalog)", key, None))
+        set_choices(self.hardware_combo, choices)
 
     def _hardware(self):
         key = self._scenario.hardware
@@ -618,7 +614,10 @@ class RunPlanPanel(PanelBase):
     def _on_catalog_changed(self) -> None:
         self._fill_hardware()
         self._sync_fields()
-        self.refresh()
+        if self.context_sink is None:
+            # in a window the document predicts the plan again and this panel draws it then
+            # (plan_followed), once; while a project opens, once its workspace is back
+            self.refresh()
 
     def _on_intra_activated(self, index: int) -> None:
         key = self.intra_combo.itemData(index)

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from ui import theme as th
 from ui.charts import Chart
 from ui.panel import RESULTS_SHARE, RESULTS_SHARE_PRESENTING, PanelBase, ResultRow
+from ui.widgets.combo_items import set_choices
 from workbench import measured_scaling as ms  # parsing typed rows and writing numbers as labels
 from workbench._validate import InputError
 from workbench.analyses import scaling as analysis_of
@@ -483,10 +484,8 @@ class ScalingPanel(PanelBase):
 
     def _reload_hardware(self) -> None:
         combo = self.hardware_combo
+        set_choices(combo, self._hardware_choices())
         combo.blockSignals(True)
-        combo.clear()
-        for text, key in self._hardware_choices():
-            combo.addItem(text, key)
         self._ensure_hardware_item()
         combo.setCurrentIndex(combo.findData(self.scenario().hardware))
         combo.blockSignals(False)
