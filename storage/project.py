@@ -160,7 +160,13 @@ class ScenarioListing(Sequence[ScenarioRecord]):
         """Why the listed scenario ``ref`` (id or record) cannot be loaded, or None: what
         :meth:`Project.problem_of` says. The first ask about a scenario parses its payload
         (~40 us); an id that was not listed gives None."""
-        sid = ref.id if isinstance(ref, ScenarioRecord) else ref
+        return self._problem(ref.id if isinstance(ref, ScenarioRecord) else ref, None)
+
+    def problem_at(self, index: int) -> str | None:
+        """:meth:`problem` of the scenario listed at ``index`` (no look-up of its id)."""
+        return self._problem(self._rows[index][0], index)
+
+    def _problem(self, sid: int, index: int | None) -> str | None:
         project = self._project
         if project.closed:
             return self._problems.get(sid)
@@ -169,12 +175,13 @@ class ScenarioListing(Sequence[ScenarioRecord]):
             return entry[2] if entry else None
         if sid in self._problems:
             return self._problems[sid]
-        if self._index is None:
-            self._index = {row[0]: i for i, row in enumerate(self._rows)}
-        i = self._index.get(sid)
-        if i is None:
-            return None
-        _sid, kind, name, notes, _modified, payload = self._rows[i]
+        if index is None:
+            if self._index is None:
+                self._index = {row[0]: i for i, row in enumerate(self._rows)}
+            index = self._index.get(sid)
+            if index is None:
+                return None
+        _sid, kind, name, notes, _modified, payload = self._rows[index]
         problem = self._problems[sid] = self._check(sid, kind, name, notes, payload)
         return problem
 

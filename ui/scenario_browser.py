@@ -166,7 +166,7 @@ class _ScenarioItem(QTreeWidgetItem):
 
     order = (0, 0)  # (group, row of the tree's listing): the tree's order, for the selection
     _record = None  # the storage.ScenarioRecord, once asked for
-    _modified: tuple[str, str] | None = None  # (column text, tooltip), made when first asked
+    _modified: str | None = None  # the column's text, made when first asked
     _problem: str | None | bool = False  # False: not checked yet
 
     @property
@@ -182,20 +182,19 @@ class _ScenarioItem(QTreeWidgetItem):
             tree = self.treeWidget()
             listing = getattr(tree, "listing", None)
             try:
-                self._problem = listing.problem(self.record.id) if listing is not None else None
+                self._problem = listing.problem_at(self.order[1]) if listing is not None else None
             except ProjectError:
                 self._problem = None
         return self._problem
 
-    def _modified_texts(self) -> tuple[str, str]:
+    def _modified_text(self) -> str:
         if self._modified is None:
-            moment = _local_time(self.record.modified)
-            self._modified = (short_date(moment), f"Modified {moment.strftime('%Y-%m-%d %H:%M')}")
+            self._modified = short_date(_local_time(self.record.modified))
         return self._modified
 
     def data(self, column: int, role: int):
         if role == _DISPLAY:
-            return self.record.name if column == _NAME_COLUMN else self._modified_texts()[0]
+            return self.record.name if column == _NAME_COLUMN else self._modified_text()
         if role == ID_ROLE:
             return self.record.id
         if role == KIND_ROLE:
@@ -213,8 +212,8 @@ class _ScenarioItem(QTreeWidgetItem):
         if role == _ALIGNMENT and column == _MODIFIED_COLUMN:
             return _RIGHT
         if role == _TOOLTIP:
-            if column == _MODIFIED_COLUMN:
-                return self._modified_texts()[1]
+            if column == _MODIFIED_COLUMN:  # made when asked: the view asks only under the mouse
+                return f"Modified {_local_time(self.record.modified).strftime('%Y-%m-%d %H:%M')}"
             record, problem = self.record, self.problem()
             if problem:
                 tip = f"{record.name}: cannot be opened.\n{problem}\n\nRename it, fix it elsewhere or delete it."

@@ -103,6 +103,8 @@ def test_lazily_found_problems_are_the_projects(qtbot, tmp_path):
         found = {r.id: listing.problem(r) for r in listing}
         expected = {r.id: eager.problem_of(r.id) for r in eager.list_scenarios()}
         assert found == expected
+        by_row = lazy.list_scenarios_with_problems()  # asked by row instead, from a fresh listing
+        assert {r.id: by_row.problem_at(i) for i, r in enumerate(by_row)} == expected
         assert sum(1 for p in found.values() if p) >= 5  # the damage was seen
         assert found[ids[-1]] is None  # an intact one
 
