@@ -578,35 +578,42 @@ def analyse(kind: str, scenario: Any, view: PlanView | None, catalog: Catalog) -
     return analyse_kind(scenario, view, catalog) if analyse_kind is not None else None
 
 
-#: values with nothing to make read-only, by exact type (the common leaves, without isinstance)
-_LEAVES = frozenset({str, bytes, int, float, bool, type(None)})
+#: values with nothing to make read-only, by exact type (the common leaves, without isinstance;
+#: a frozenset's members are hashable, which no array and nothing holding one is)
+_LEAVES = frozenset({str, bytes, int, float, bool, type(None), frozenset})
 
 
 def _read_only(value: Any, depth: int = 0) -> None:
     """Make the numpy arrays of a kept analysis read-only (a few levels deep): every reader gets
     the same result, so one that wrote into an array would change what the others are shown.
-    Written to, it now says so (ValueError) instead."""
+    Written to, it now says so (ValueError) instead. Leaves are skipped before the call: most
+    of a result's values are numbers and texts (an animated collective's steps hold hundreds)."""
     kind = type(value)
     if depth > 5 or kind in _LEAVES:
         return
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
         return
+    leaves, deeper = _LEAVES, depth + 1
     names = v.field_names(kind)
     if names is not None:
         if isinstance(value, (Scenario, RunPlan)):
             return  # a scenario or a plan is immutable already (and may hold 10,000 kernels)
         for name in names:
-            _read_only(getattr(value, name), depth + 1)
+            item = getattr(value, name)
+            if type(item) not in leaves:
+                _read_only(item, deeper)
     elif isinstance(value, (str, bytes, int, float, bool)):
         return
     elif isinstance(value, (tuple, list)):
         if len(value) <= 64:  # rows of figures, not data: their arrays are what is shared
             for item in value:
-                _read_only(item, depth + 1)
+                if type(item) not in leaves:
+                    _read_only(item, deeper)
     elif isinstance(value, Mapping):
         for item in value.values():
-            _read_only(item, depth + 1)
+            if type(item) not in leaves:
+                _read_only(item, deeper)
 
 
 class AnalysisCache:

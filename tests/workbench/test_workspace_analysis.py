@@ -126,3 +126,34 @@ def test_the_arrays_of_a_kept_analysis_cannot_be_written_by_one_reader_for_all(m
     with pytest.raises(ValueError, match="read-only"):
         result[2][0][:] = 1.0
     assert shared["curve"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_arrays_in_fields_rows_and_mappings_are_made_read_only_and_leaves_left_alone(monkeypatch):
+    from dataclasses import dataclass
+
+    import numpy as np
+
+    from workbench.workspace import PlanView
+
+    @dataclass(frozen=True)
+    class Step:
+        ranks: frozenset
+        label: str
+        times: np.ndarray
+
+    @dataclass(frozen=True)
+    class Result:
+        n: int
+        steps: tuple
+        by_name: dict
+        note: None
+
+    steps = tuple(Step(frozenset({0, 1}), f"step {i}", np.arange(3.0)) for i in range(4))
+    deep = np.ones(2)
+    result = Result(8, steps, {"a": (1, 2.0, "x", deep)}, None)
+    monkeypatch.setitem(ws.ANALYSES, "scaling", lambda scenario, view, catalog: result)
+    got = ws.AnalysisCache().get("scaling", ScalingScenario(n_gpus=8), PlanView(plan=ws.DEFAULT_PLAN), CATALOG)
+    assert got is result
+    assert not any(step.times.flags.writeable for step in got.steps)
+    assert not deep.flags.writeable  # among leaves in a row of a mapping
+    assert got.steps[0].ranks == frozenset({0, 1}) and got.n == 8
