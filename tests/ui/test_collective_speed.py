@@ -192,3 +192,43 @@ def test_an_svg_export_draws_the_cells_as_vectors_not_the_grids_image(panel, tmp
     svg = panel.export_to("svg", tmp_path / "c.svg").read_text()
     assert "<image" not in svg
     assert svg.count("<rect") >= 8  # the cells' rectangles (batched per colour)
+
+
+def test_a_size_edit_repaints_the_texts_but_not_the_unchanged_cells_and_a_step_repaints_them(qtbot, monkeypatch):
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject
+
+    grids = []
+    real = GridItem.paint
+    # patched before the panel is made: the binding looks a Python override up once per item
+    monkeypatch.setattr(GridItem, "paint", lambda self, *args: grids.append(self) or real(self, *args))
+    panel = CollectivePanel(None)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 760)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _ranks(panel, 8)
+    viewport = panel.view.viewport()
+
+    class Paints(QObject):
+        count = 0
+
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt naming
+            if event.type() == QEvent.Type.Paint and obj is viewport:
+                Paints.count += 1
+            return False
+
+    watcher = Paints()
+    QCoreApplication.instance().installEventFilter(watcher)
+    try:
+        qtbot.waitUntil(lambda: len(grids) >= 1)  # drawn once
+        assert panel.scenario().message_bytes != 64 * 2**20
+        Paints.count, shown = 0, len(grids)
+        assert panel.edit(message_bytes=64 * 2**20)
+        qtbot.waitUntil(lambda: Paints.count >= 1)  # the size and times shown changed
+        for _ in range(3):
+            QCoreApplication.processEvents()
+        assert len(grids) == shown  # the cells hold what they held: the grid is not painted again
+        panel.go_to(1)
+        qtbot.waitUntil(lambda: len(grids) > shown)  # a step changes cells
+    finally:
+        QCoreApplication.instance().removeEventFilter(watcher)

@@ -184,11 +184,27 @@ class GridItem(QGraphicsItem):
         self.setAcceptHoverEvents(True)
 
     def set_rect(self, rect: QRectF) -> None:
-        """The grid's new extent; its cells are painted again (a new frame or layout)."""
+        """The grid's new extent, for a new frame or layout: painted again if its cells may
+        look different. A drawing that changes no cell (a new message size, a new title) does
+        not repaint the grid: copying its whole image was most of such a repaint."""
         if rect != self._rect:
             self.prepareGeometryChange()
             self._rect = QRectF(rect)
-        self.update()
+            self.update()
+        elif not self._image_holds_the_cells():
+            self.update()
+
+    def _image_holds_the_cells(self) -> bool:
+        """Whether the kept image already shows the cells as the next paint would (the same
+        layout, look and area, and no cell changed since it was painted)."""
+        v = self._view
+        geo, image_of, batches = v._geo, self._image_of, v._batches
+        if self._image is None or image_of is None or geo is None or v._frame is None:
+            return False
+        if batches.pixels is None or batches.pixels or batches.has_regrouping(v._n, v._reduces, geo.cell_mode):
+            return False
+        return (self._image_rects is v._cell_rects(geo)
+                and image_of[:5] == (geo, v._theme.name, v._reduces, v._n, self.boundingRect().toAlignedRect()))
 
     def cell_at(self, pos: QPointF) -> tuple[int, int] | None:
         """(rank, slot) of the cell under ``pos`` (item coordinates), or None."""
@@ -628,6 +644,11 @@ class _CellBatches:
     def placed(self, cell: tuple[int, int]) -> tuple[tuple[int, bool] | None, int | None]:
         """(fill, partial-sum bar chunk) the cell is painted with."""
         return self._placed[cell]
+
+    def has_regrouping(self, n: int, reduces: bool, mode: str) -> bool:
+        """Whether :meth:`group` would regroup cells (changed ones, or all for another collective
+        or label mode) for these."""
+        return self._dirty is None or bool(self._dirty) or self._key is None or self._key[1:] != (n, reduces, mode)
 
     def group(self, rects: list[list[QRectF]], n: int, reduces: bool, mode: str, geo: _Geometry) -> None:
         """Bring the batches up to date for cells at ``rects`` (regrouped whole for a new
