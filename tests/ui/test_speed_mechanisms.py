@@ -52,14 +52,19 @@ def many(tmp_path):
     return path
 
 
+def _shown_browser(qtbot) -> ScenarioBrowser:
+    browser = ScenarioBrowser(None)
+    qtbot.addWidget(browser)
+    browser.resize(320, 500)
+    browser.show()
+    qtbot.waitExposed(browser)
+    return browser
+
+
 def test_the_browser_fills_from_one_query_and_parses_only_what_it_shows(qtbot, many):
     project = Project.open(many)
     try:
-        browser = ScenarioBrowser(None)
-        qtbot.addWidget(browser)
-        browser.resize(320, 500)
-        browser.show()
-        qtbot.waitExposed(browser)
+        browser = _shown_browser(qtbot)
         selects = _selects(project._memory)
         browser.set_project(project)
         assert len(selects) == 1, selects
@@ -120,11 +125,7 @@ def test_lazily_found_problems_are_the_projects(qtbot, tmp_path):
 def test_the_browser_makes_records_only_for_the_rows_it_shows_and_filters_them_all(qtbot, many):
     project = Project.open(many)
     try:
-        browser = ScenarioBrowser(None)
-        qtbot.addWidget(browser)
-        browser.resize(320, 500)
-        browser.show()
-        qtbot.waitExposed(browser)
+        browser = _shown_browser(qtbot)
         browser.set_project(project)
         browser.grab()
         listing = browser.tree.listing
