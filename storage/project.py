@@ -152,6 +152,11 @@ class ScenarioListing(Sequence[ScenarioRecord]):
             record = self._records[i] = ScenarioRecord(sid, kind, name, _as_text(notes), _parse_time(modified))
         return record
 
+    @property
+    def records(self) -> list[ScenarioRecord]:
+        """Every listed scenario's record (those not asked for yet are made now)."""
+        return [self._record(i) for i in range(len(self._rows))]
+
     def summaries(self) -> Iterator[tuple[int, str, str]]:
         """(id, kind, name) of each listed scenario, in order, without making its record."""
         return ((row[0], row[1], row[2]) for row in self._rows)

@@ -137,6 +137,7 @@ def test_the_browser_makes_records_only_for_the_rows_it_shows_and_filters_them_a
         shown = [item.record.name for item in browser._items.values() if not item.isHidden()]
         assert shown == ["Scenario 299"]
         assert listing[-1].name == "Scenario 299" and listing[1:3] == [listing[1], listing[2]]
+        assert listing.records == list(listing) == project.list_scenarios()
     finally:
         project.close()
 
