@@ -128,6 +128,7 @@ class ScenarioListing(Sequence[ScenarioRecord]):
         self._rows = rows
         self._records: list[ScenarioRecord | None] = [None] * len(rows)
         self._index: dict[int, int] | None = None  # id -> row, made on the first look-up by id
+        self._all_made = False  # every record made (records)
         self._problems: dict[int, str | None] = {}
 
     def __len__(self) -> int:
@@ -154,8 +155,12 @@ class ScenarioListing(Sequence[ScenarioRecord]):
 
     @property
     def records(self) -> list[ScenarioRecord]:
-        """Every listed scenario's record (those not asked for yet are made now)."""
-        return [self._record(i) for i in range(len(self._rows))]
+        """Every listed scenario's record (those not asked for yet are made now, once)."""
+        if not self._all_made:
+            for i in range(len(self._rows)):
+                self._record(i)
+            self._all_made = True
+        return self._records  # type: ignore[return-value] - none is None now
 
     def summaries(self) -> Iterator[tuple[int, str, str]]:
         """(id, kind, name) of each listed scenario, in order, without making its record."""
@@ -585,7 +590,8 @@ class Project:
         while not self.check_items_step(batch=0):
             pass
 
-    #: Scenarios parsed per :meth:`check_items_step`: about 12 ms, less than a frame.
+    #: Scenarios parsed per :meth:`check_items_step` by default (a caller in an event loop
+    #: passes a smaller batch and stops after a time: the window does, see MainWindow)
     CHECK_BATCH = 250
 
     @_guarded
@@ -949,9 +955,9 @@ class Project:
             query += " AND kind = ?"
             params = (kind,)
         self._raw_commit()
-        return self._text_rows(query + " ORDER BY kind, name", params)
+        return self._rows_utf8_first(query + " ORDER BY kind, name", params)
 
-    def _text_rows(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _rows_utf8_first(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """The rows of ``query`` on the raw connection, text decoded by sqlite3 itself when all
         of it is UTF-8 (every file the app wrote): the lenient decoder the connection keeps for
         damaged files is a Python call per text value, half the time of a 10,000-row listing."""
@@ -1218,12 +1224,9 @@ class Project:
         self._check_open()
         self._raw_commit()
         return [
-            PresetRecord(key, name, _as_text(vendor), bool(builtin) if isinstance(builtin, int | float) else False,
-                         _parse_time(modified))
+            PresetRecord(key, name, _as_text(vendor), _stored_flag(builtin), _parse_time(modified))
             for key, name, vendor, builtin, modified in self._memory.execute(
-                "SELECT key, name, vendor, builtin, modified FROM hardware_presets "
-                "WHERE typeof(key) = 'text' AND typeof(name) = 'text' "
-                "ORDER BY builtin DESC, name, key")
+                f"SELECT key, name, vendor, builtin, modified FROM hardware_presets {_LISTED_PRESETS}")
         ]
 
     def _preset_row(self, key: str) -> HardwarePreset:
@@ -1256,11 +1259,12 @@ class Project:
         self._check_open()
         self._raw_commit()
         usable = {}
-        for key, builtin, *payload in self._memory.execute(
-                f"SELECT key, builtin, {_RAW_COLUMNS.format('payload')} FROM hardware_presets "
-                "WHERE typeof(key) = 'text' AND typeof(name) = 'text' ORDER BY builtin DESC, name, key"):
-            builtin = bool(builtin) if isinstance(builtin, int | float) else False  # as listed
-            hw, _problem = _preset_from_stored(key, builtin, *payload)
+        for key, builtin, key_type, key_raw, *payload in self._memory.execute(
+                f"SELECT key, builtin, {_RAW_COLUMNS.format('key')}, {_RAW_COLUMNS.format('payload')} "
+                f"FROM hardware_presets {_LISTED_PRESETS}"):
+            if _text_problem(key_type, key_raw, "key"):
+                continue  # a key read with U+FFFD is no preset's key: get_preset cannot find it
+            hw, _problem = _preset_from_stored(key, _stored_flag(builtin), *payload)
             if hw is not None:
                 usable[key] = hw
         return usable
@@ -1330,12 +1334,27 @@ def _preset_from_stored(key: str, builtin: object, payload_type: str, payload_ra
     does not load, from the payload's stored type and bytes."""
     payload, problem = _payload_text(payload_type, payload_raw)
     if problem is None:
-        try:
-            hw = Hardware.from_dict(json.loads(payload))
-            return hw.with_changes(key=key, builtin=bool(builtin)), None
-        except (ValueError, TypeError, KeyError, RecursionError) as exc:
-            problem = shorten(str(exc), MAX_PROBLEM_DETAIL)
+        return _parsed_preset(payload, key=key, builtin=bool(builtin))
     return None, problem
+
+
+def _parsed_preset(payload: str, **changes: Any) -> tuple[Hardware | None, str | None]:
+    """The hardware of a preset's JSON (with ``changes``), or None and why it does not load."""
+    try:
+        hw = Hardware.from_dict(json.loads(payload))
+        return (hw.with_changes(**changes) if changes else hw), None
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        return None, shorten(str(exc) or type(exc).__name__, MAX_PROBLEM_DETAIL)
+
+
+def _stored_flag(value: object) -> bool:
+    """A stored boolean column as listed: a damaged file's text or BLOB there reads as False."""
+    return bool(value) if isinstance(value, int | float) else False
+
+
+#: the presets :meth:`Project.list_presets` lists (a damaged file's rows whose key or name is
+#: not text are left out), in its order: built-in first, then by name
+_LISTED_PRESETS = "WHERE typeof(key) = 'text' AND typeof(name) = 'text' ORDER BY builtin DESC, name, key"
 
 
 def _as_text(value: object) -> str:
@@ -1399,11 +1418,7 @@ def _scenario_problem(kind: object, payload: str) -> str | None:
 
 
 def _preset_problem(payload: str) -> str | None:
-    try:
-        Hardware.from_dict(json.loads(payload))
-    except (ValueError, TypeError, KeyError, RecursionError) as exc:
-        return shorten(str(exc) or type(exc).__name__, MAX_PROBLEM_DETAIL)
-    return None
+    return _parsed_preset(payload)[1]
 
 
 def _label(value: object, number: object) -> str:

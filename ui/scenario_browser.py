@@ -433,6 +433,7 @@ class ScenarioBrowser(QWidget):
             self._groups = {}
             self._items = {}
             self.tree.listing = None
+            self._haystacks_of, self._haystacks_made = None, []  # the old listing is let go
             project = self._project
             if project is None or getattr(project, "closed", False):
                 self.tree.setEnabled(False)

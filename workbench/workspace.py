@@ -579,7 +579,7 @@ def analyse(kind: str, scenario: Any, view: PlanView | None, catalog: Catalog) -
 
 
 #: values with nothing to make read-only, by exact type (the common leaves, without isinstance;
-#: a frozenset's members are hashable, which no array and nothing holding one is)
+#: frozensets, the rank sets of the collectives' steps, were never walked either)
 _LEAVES = frozenset({str, bytes, int, float, bool, type(None), frozenset})
 
 

@@ -147,8 +147,10 @@ def test_the_catalog_reads_the_projects_presets_with_one_query(tmp_path):
     with Project.create(path) as project:
         keys = [r.key for r in project.list_presets()]
         project.save()
-    with sqlite3.connect(path) as db:  # one preset that no longer loads
+    with sqlite3.connect(path) as db:  # one preset that no longer loads, one whose key is damaged
         db.execute("UPDATE hardware_presets SET payload = '{not json' WHERE key = ?", (keys[1],))
+        db.execute("UPDATE hardware_presets SET key = CAST(? AS TEXT) WHERE key = ?",
+                   (keys[2].encode() + b"\xff", keys[2]))
     project = Project.open(path)
     try:
         selects = _selects(project._memory)
@@ -156,11 +158,15 @@ def test_the_catalog_reads_the_projects_presets_with_one_query(tmp_path):
         preset_reads = [s for s in selects if "hardware_presets" in s]
         assert len(preset_reads) == 1, preset_reads
         usable = project.usable_presets()
-        assert keys[1] not in usable and len(usable) == len(keys) - 1
-        assert list(usable) == [k for k in keys if k != keys[1]]  # in the listing's order
+        listed = [r.key for r in project.list_presets()]
+        # neither the one that does not load nor the one get_preset cannot find (its key read
+        # with U+FFFD), and in the listing's order
+        assert list(usable) == [k for k in listed if k != keys[1] and "\ufffd" not in k]
+        assert len(usable) == len(keys) - 2
         for key, hardware in usable.items():
             assert catalog.get(key) == hardware == project.get_preset(key)
         assert project.preset_problem(keys[1])
+        assert any("key is damaged" in problem for problem in project.problems)
     finally:
         project.close()
 

@@ -28,7 +28,7 @@ def set_choices(combo: QComboBox, choices: Iterable[Choice]) -> bool:
     What it gave a combo box last is remembered until its items change in any way, so asking
     again with the same list (every sync of a form) reads nothing back from the combo box."""
     wanted = [(c[0], c[1], c[2] if len(c) > 2 else None) for c in choices]
-    if getattr(combo, "_choices_set", None) == wanted:
+    if getattr(combo, "_choices_set", None) == wanted and combo.model() is getattr(combo, "_choices_model", None):
         return False
     shown = [(combo.itemText(i), combo.itemData(i), combo.itemData(i, _TIP)) for i in range(combo.count())]
     if shown != wanted:
