@@ -1980,14 +1980,14 @@ class Chart(pg.PlotWidget):
             del self._scene_segments[gone]
         r = label.textItem.boundingRect()
         s = th.scale_factor(self._presentation)
-        places = ([(point.x(), point.y())], [(r.width(), r.height())],
-                  (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4), obstacles)
+        at, size = (point.x(), point.y()), (r.width(), r.height())
+        inside = (area.left() + 2, area.top() + 2, area.width() - 4, area.height() - 4)
         how = {"gap": 9.0 * s, "marker": 8.0 * s, "rings": (1.0, 2.0)}
-        (box,) = place_labels(*places, np.concatenate(segments) if segments else (), **how)
+        (box,) = place_labels([at], [size], inside, obstacles, np.concatenate(segments) if segments else (), **how)
         if box is None:
             # nowhere clear of everything (a point in a corner, presentation-sized text): near
             # the point and inside the plot, over a curve rather than over another label
-            box = place_near(places[0][0], places[1][0], places[2], obstacles, **how)
+            box = place_near(at, size, inside, obstacles, **how)
         if box is None:
             return False
         inverse, invertible = to_scene.inverted()

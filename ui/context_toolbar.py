@@ -197,11 +197,7 @@ class ContextToolbar(QToolBar):
             if ctx.precision not in precisions:
                 wanted.append((f"{PRECISION_LABELS.get(ctx.precision, ctx.precision)} (n/a)", ctx.precision))
             combo = self.precision_combo
-            if [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())] != wanted:
-                # refilled for another device only: most plan edits keep its precisions
-                combo.clear()
-                for text, p in wanted:
-                    combo.addItem(text, p)
+            set_choices(combo, wanted)  # refilled for another device only: most plan edits keep its precisions
             combo.setCurrentIndex(combo.findData(ctx.precision))
             can_sparse = hw is not None and ctx.precision in hw.precisions and hw.supports_sparsity(ctx.precision)
             self.sparse_check.setEnabled(can_sparse or ctx.sparse)

@@ -61,6 +61,7 @@ from ui import theme as th
 from ui.accessibility import name_form_fields
 from ui.charts import Chart
 from ui.commands import push_scenario_edit
+from ui.widgets.combo_items import set_choices
 from ui.widgets.elided_label import ElidedLabel
 from ui.widgets.quantity_edit import IntField, QuantityField
 from workbench import units
@@ -833,13 +834,8 @@ class PanelBase(QWidget):
         wanted = list(hw.precisions) if hw is not None else list(PRECISIONS)
         if self._scenario.precision not in wanted:
             wanted.append(self._scenario.precision)
-        if [combo.itemData(i) for i in range(combo.count())] != wanted:
-            combo.blockSignals(True)
-            combo.clear()
-            for p in wanted:
-                missing = hw is not None and p not in hw.precisions
-                combo.addItem(PRECISION_LABELS[p] + (" (not on this GPU)" if missing else ""), p)
-            combo.blockSignals(False)
+        missing = {p for p in wanted if hw is not None and p not in hw.precisions}
+        set_choices(combo, [(PRECISION_LABELS[p] + (" (not on this GPU)" if p in missing else ""), p) for p in wanted])
         self._sync_field("precision")
 
     def field(self, name: str) -> QWidget | None:

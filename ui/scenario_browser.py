@@ -293,8 +293,8 @@ class ScenarioBrowser(QWidget):
         self._project = None
         self._groups: dict[str, QTreeWidgetItem] = {}
         self._items: dict[int, _ScenarioItem] = {}  # scenario id -> its row
-        self._haystacks_of = None  # the listing _haystacks_made was made for
-        self._haystacks_made: list[str] = []
+        #: what the filter looks in, per row of the tree's listing (made on its first filtering)
+        self._haystacks_made: list[str] | None = None
 
         self.open_action = self._action("Open", "Enter", "Open the scenario in its panel", self.open_selected)
         self.compare_action = self._action("Compare", "", "Compare two selected scenarios of the same kind "
@@ -433,7 +433,7 @@ class ScenarioBrowser(QWidget):
             self._groups = {}
             self._items = {}
             self.tree.listing = None
-            self._haystacks_of, self._haystacks_made = None, []  # the old listing is let go
+            self._haystacks_made = None  # the old listing's, let go
             project = self._project
             if project is None or getattr(project, "closed", False):
                 self.tree.setEnabled(False)
@@ -555,10 +555,9 @@ class ScenarioBrowser(QWidget):
     def _haystacks(self) -> list[str]:
         """What the filter looks in, per row of the listing: name and notes, casefolded (made on
         the first filtering of a listing, not again for each key typed)."""
-        listing = self.tree.listing
-        if self._haystacks_of is not listing:
-            self._haystacks_of = listing
-            self._haystacks_made = [f"{r.name}\n{r.notes}".casefold() for r in listing] if listing is not None else []
+        if self._haystacks_made is None:
+            listing = self.tree.listing or ()
+            self._haystacks_made = [f"{r.name}\n{r.notes}".casefold() for r in listing]
         return self._haystacks_made
 
     def _apply_filter(self, text: str, fresh: bool = False) -> None:
