@@ -52,6 +52,8 @@ Every failure raises :class:`UnitError` (an ``InputError``, so a ``ValueError``)
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import numbers
 import re
@@ -463,18 +465,22 @@ def format_quantity(value: float, unit: str, digits: int = 3, binary: bool = Fal
     v.flag("binary", binary)
     if binary and unit not in ("B", "B/s"):
         raise InputError("binary", f"binary prefixes apply to bytes only ('B', 'B/s'), not {unit!r}")
+    if unit == "%" and not math.isfinite(value * 100.0):
+        raise InputError("value", f"{value:g} is too large to show as a percentage "
+                                  f"(at most {_MAX_FRACTION:g}, {_MAX_FRACTION * 100:g}%)")
+    return _formatted(value, unit, digits, binary)
+
+
+@functools.lru_cache(maxsize=4096)
+def _formatted(value: float, unit: str, digits: int, binary: bool) -> str:
+    """format_quantity's text for valid arguments. Kept: a window shows the same values again
+    after every edit (most of what an edit reformats did not change), and the text depends on
+    nothing else."""
     if unit == "%":
-        if not math.isfinite(value * 100.0):
-            raise InputError("value", f"{value:g} is too large to show as a percentage "
-                                      f"(at most {_MAX_FRACTION:g}, {_MAX_FRACTION * 100:g}%)")
         return _fmt(value * 100.0, digits) + "%"
-    ladder = _ladder(unit, binary)
-    base = next(i for i, (_, scale, _t) in enumerate(ladder) if scale == 1.0)
+    ladder, thresholds, base = _rungs(unit, binary)
     magnitude = abs(value)
-    if magnitude < ladder[0][2]:
-        index = base
-    else:
-        index = max(i for i, (_, _s, threshold) in enumerate(ladder) if magnitude >= threshold)
+    index = base if magnitude < thresholds[0] else bisect.bisect_right(thresholds, magnitude) - 1
     text = _fmt(value / ladder[index][1], digits)
     # Rounding may carry into the next rung ("999.96 W" -> "1000 W" -> "1 kW").
     while index + 1 < len(ladder) and abs(float(text)) * ladder[index][1] >= ladder[index + 1][2]:
@@ -485,6 +491,14 @@ def format_quantity(value: float, unit: str, digits: int = 3, binary: bool = Fal
         index = base
         text = _scientific(value, digits)
     return _join(text, ladder[index][0], unit)
+
+
+@functools.lru_cache(maxsize=None)
+def _rungs(unit: str, binary: bool) -> tuple[list[tuple[str, float, float]], list[float], int]:
+    """A unit's ladder, its rungs' thresholds (ascending) and the index of the unprefixed rung."""
+    ladder = _ladder(unit, binary)
+    thresholds = [threshold for _suffix, _scale, threshold in ladder]  # ascending, as the ladders are
+    return ladder, thresholds, next(i for i, (_, scale, _t) in enumerate(ladder) if scale == 1.0)
 
 
 @v.public

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -416,3 +417,26 @@ def test_any_finite_value_formats_to_text_that_reads_back_or_is_refused(x, unit,
     back = parse_quantity(text, unit)
     assert math.isfinite(back)
     assert back == pytest.approx(x, rel=max(0.6 * 10.0 ** (1 - digits), 1e-15), abs=1e-300), text  # prefix scaling: an ulp
+
+
+@pytest.mark.parametrize(("unit", "binary"), [(u, False) for u in units.UNITS if u != "%"]
+                         + [("B", True), ("B/s", True)])
+def test_a_value_at_a_rungs_threshold_takes_that_rung(unit, binary):
+    # format_quantity finds its rung by bisection over the thresholds, in ascending order
+    ladder, thresholds, base = units._rungs(unit, binary)
+    assert thresholds == sorted(thresholds)
+    assert ladder[base][1] == 1.0
+    for suffix, _scale, threshold in ladder:
+        if threshold >= 1.0:  # (below the unprefixed rung: the smaller prefixes, shown as is)
+            text = units.format_quantity(threshold, unit, binary=binary)
+            assert text.endswith(suffix), (threshold, text)
+            assert not units.format_quantity(threshold * 0.99, unit, binary=binary).endswith(" " + suffix) or suffix == ladder[base][0]
+
+
+def test_a_value_formatted_again_reads_the_same():
+    # the texts are kept per value: the same value, given as an int, a float or a numpy
+    # number, reads the same, and -0.0 as 0
+    assert units.format_quantity(1024, "W") == units.format_quantity(1024.0, "W") == "1.02 kW"
+    assert units.format_quantity(np.float64(0.5876), "%") == units.format_quantity(0.5876, "%") == "58.8%"
+    assert units.format_quantity(-0.0, "s") == units.format_quantity(0.0, "s") == "0 s"
+    assert units.format_quantity(999.96, "W") == "1 kW"
