@@ -233,6 +233,12 @@ _ALIGNMENTS = (Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignRight | Qt.Ali
                | Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignVCenter)
 
 
+#: the same flags as ints (see _TickTexts.of)
+_DRAWN_FLAGS = int(_ALIGNMENTS) | int(Qt.TextFlag.TextDontClip)
+_RIGHT, _H_CENTRE = int(Qt.AlignmentFlag.AlignRight), int(Qt.AlignmentFlag.AlignHCenter)
+_BOTTOM, _V_CENTRE = int(Qt.AlignmentFlag.AlignBottom), int(Qt.AlignmentFlag.AlignVCenter)
+
+
 class _TickTexts:
     """An axis' tick labels as static texts at the places ``QPainter.drawText(rect, flags,
     text)`` puts them (the same pixels: left, centred or right of the rect by the text's
@@ -248,21 +254,21 @@ class _TickTexts:
         """The labels of ``text_specs`` ((rect, flags, text) as pyqtgraph gives them), or None
         for a label drawText would lay out otherwise (several lines, other flags)."""
         height = QFontMetricsF(font).height()
+        font_key = font.key()  # (once: every label is in this font)
         placed = []
-        align = Qt.AlignmentFlag
         for rect, flags, text in text_specs:
-            flags = int(flags)
-            if "\n" in text or flags & ~(int(_ALIGNMENTS) | int(Qt.TextFlag.TextDontClip)):
+            flags = int(flags)  # plain ints: Python's enum operators cost a call each
+            if "\n" in text or flags & ~_DRAWN_FLAGS:
                 return None
-            static, width, _size = prepared_text(text, font)
+            static, width, _size = prepared_text(text, font, font_key)
             x, y = rect.x(), rect.y()
-            if flags & align.AlignRight:
+            if flags & _RIGHT:
                 x += rect.width() - width
-            elif flags & align.AlignHCenter:
+            elif flags & _H_CENTRE:
                 x += (rect.width() - width) / 2
-            if flags & align.AlignBottom:
+            if flags & _BOTTOM:
                 y += rect.height() - height
-            elif flags & align.AlignVCenter:
+            elif flags & _V_CENTRE:
                 y += (rect.height() - height) / 2
             placed.append((QPointF(x, y), static))
         return cls(QFont(font), QPen(pen), QRect(clip), placed)

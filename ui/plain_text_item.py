@@ -54,12 +54,13 @@ class PreparedText(NamedTuple):
 _PREPARED: BoundedCache = BoundedCache(4096)
 
 
-def prepared_text(text: str, font: QFont) -> PreparedText:
+def prepared_text(text: str, font: QFont, font_key: str | None = None) -> PreparedText:
     """``text`` (one line, plain) as a static text prepared in ``font``, with its advance and
     size. The static text is shared: draw it, never change it. A painter at another resolution
     (an SVG or PNG export) lays it out again in place, which changes what its own ``size()``
-    says: read the size kept here, measured when it was prepared."""
-    key = (text, font.key())
+    says: read the size kept here, measured when it was prepared. ``font_key``: ``font.key()``,
+    for a caller preparing many texts in one font."""
+    key = (text, font.key() if font_key is None else font_key)
     found = _PREPARED.get(key)
     if found is None:
         static = QStaticText(text)
