@@ -389,3 +389,45 @@ def test_an_export_right_after_an_edit_of_a_shown_chart_fits_its_axes_to_the_new
     chart.add_series("ring", [1, 10, 100, 1000], [2e3, 2e4, 2e5, 2e6])  # wider tick labels
     first = export.render_image(chart, 1280)
     assert axes(export.render_image(chart, 1280)) == axes(first)
+
+
+# -- reference lines, stroked in device pixels -----------------------------------------------
+@pytest.mark.parametrize("scale", [1.0, 2.0])  # on screen, and an export at twice the size
+@pytest.mark.parametrize("presenting", [False, True])
+def test_reference_lines_light_the_pixels_pyqtgraphs_own_paint_lights(qtbot, roofline, scale, presenting):
+    # ReferenceLine draws its dashed line from its ends mapped to the device (a cosmetic pen
+    # dashed through the view's scaling was most of its paint): each line, painted both ways
+    # where the view paints it, lights the same pixels
+    import pyqtgraph as pg
+    from chart_items import pixels
+    from PySide6.QtGui import QPainter, QTransform
+
+    from ui.charts import ReferenceLine
+
+    roofline.set_presentation(presenting)
+    lines = [roofline.add_reference_line(5e14, vertical=False, label="a ceiling"),
+             roofline.add_reference_line(295.0, vertical=True, label="ridge")]
+    roofline.show()
+    qtbot.waitExposed(roofline)
+    roofline.settle()
+    size = roofline.viewport().size() * scale
+    for line in lines:
+        assert isinstance(line, ReferenceLine)
+        line.boundingRect()  # (its ends are worked out with its bounds, before a paint)
+        device = line.deviceTransform(roofline.viewportTransform()) * QTransform.fromScale(scale, scale)
+        images = []
+        for paint in (ReferenceLine.paint, pg.InfiniteLine.paint):
+            image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+            image.fill(QColor("white"))
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setTransform(device)
+            paint(line, painter, None, None)
+            painter.end()
+            images.append(image)
+        ours, theirs = (pixels(image) for image in images)
+        # the same pixels lit, each within a few levels of grey: the edges' antialiasing is
+        # worked out at another sub-pixel precision through a transform
+        assert np.array_equal(ours.min(axis=2) < 255, theirs.min(axis=2) < 255)
+        assert np.abs(ours - theirs).max() <= 4
+        assert (ours.min(axis=2) < 128).sum() > 100  # (the line is in the picture)
