@@ -312,6 +312,21 @@ def test_compare_saved_scenarios(panel):
     assert not any("saved" in s.name for s in panel.chart.series())
 
 
+def test_a_compared_scenarios_roofs_are_one_dashed_line_through_its_ridge(panel):
+    # its memory slope and flat roof are one line, as the panel's own roofs are: two lines
+    # each started their dashes afresh at the ridge
+    saved = RooflineScenario(hardware=("a100-sxm-80gb",), kernels=tuple(seed_examples()))
+    panel.set_comparison([("A100 baseline", saved)])
+    compared = [s for s in panel.chart.series() if "A100 baseline" in s.name]
+    assert [s.name for s in compared] == [next(s.name for s in compared if s.in_legend)]
+    roof = compared[0]
+    a100 = panel._compared_analyses([])[0][2].primary
+    ridge = a100.compute.ridge
+    assert roof.x[0] < ridge < roof.x[-1]  # from the slope, through the ridge, to the flat roof
+    assert np.isclose(np.interp(np.log10(ridge), np.log10(roof.x), np.log10(roof.y)), np.log10(a100.compute.peak_flops))
+    assert roof.y[-1] == pytest.approx(a100.compute.peak_flops)
+
+
 def test_scenario_round_trips_through_json(panel, qtbot, catalog):
     pick(panel.hardware_combo, "b200")
     pick(panel.compare_combos[0], "h100-sxm")

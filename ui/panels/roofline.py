@@ -1644,13 +1644,18 @@ class RooflinePanel(PanelBase):
             sparse = "2:4 sparse" if d.compute.sparse else "dense"
             legend_name = (f"{name} (saved: {_short(d.hardware.name)}, {PRECISION_LABELS[saved.scenario.precision]} "
                            f"{sparse})")
+            # its slope and flat roof in one dashed line, as the panel's own roofs: two lines
+            # started their dashes afresh at the ridge
+            slope = _joined_slope(d, lines)
             for line in lines:
                 roof, x, y = line.roof, line.x, line.y
                 if not x.size:
                     continue
                 if roof is d.compute:
+                    if slope is not None:
+                        x, y = np.concatenate([slope.x[:-1], x]), np.concatenate([slope.y[:-1], y])
                     legend_entries.append((legend_name, x, y, color, 2.0, "dash"))
-                else:
+                elif slope is None:
                     draw(f"{legend_name} memory", x, y, color=color, width=2.0, style="dash", in_legend=False)
         for name, x, y, color, width, style in legend_entries:
             draw(name, x, y, color=color, width=width, style=style, in_legend=several)
