@@ -327,6 +327,36 @@ def test_a_compared_scenarios_roofs_are_one_dashed_line_through_its_ridge(panel)
     assert roof.y[-1] == pytest.approx(a100.compute.peak_flops)
 
 
+def _ridge_label_rows(panel) -> tuple[float, float]:
+    """(top, bottom) of the ridge's label on the scene, in pixels."""
+    panel.chart.settle()
+    rect = panel._ridge_label.mapRectToScene(panel._ridge_label.boundingRect())
+    return rect.top(), rect.bottom()
+
+
+def _scene_row(panel, flops: float) -> float:
+    view = panel.chart.getPlotItem().getViewBox()
+    return view.mapViewToScene(QPointF(0.0, np.log10(flops))).y()
+
+
+def test_the_ridge_label_hangs_under_a_flat_roof_that_would_cross_it(panel, qtbot):
+    # alone, it hangs from the corner along its drop line; a compared A100's flat roof runs
+    # under the H100's corner, through where the label stood: the label hangs under it
+    qtbot.waitExposed(panel)
+    h100 = panel._devices[0].compute
+    top, _bottom = _ridge_label_rows(panel)
+    assert top > _scene_row(panel, h100.peak_flops)  # under the corner
+    saved = RooflineScenario(hardware=("a100-sxm-80gb",), kernels=tuple(seed_examples()))
+    panel.set_comparison([("A100 baseline", saved)])
+    a100 = panel._compared_analyses([])[0][2].primary.compute
+    assert a100.ridge < h100.ridge and a100.peak_flops < h100.peak_flops  # its flat roof runs under the corner
+    roof_row = _scene_row(panel, a100.peak_flops)
+    top, bottom = _ridge_label_rows(panel)
+    assert roof_row < top < bottom  # the label wholly under the A100's roof
+    panel.clear_comparison()
+    assert _ridge_label_rows(panel)[0] < roof_row  # back at the corner
+
+
 def test_scenario_round_trips_through_json(panel, qtbot, catalog):
     pick(panel.hardware_combo, "b200")
     pick(panel.compare_combos[0], "h100-sxm")

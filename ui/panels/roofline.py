@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
+    QFontMetricsF,
     QIcon,
     QPainter,
     QPainterPath,
@@ -1673,8 +1674,9 @@ class RooflinePanel(PanelBase):
                  style="dot", in_legend=False)
             # the label stands along the drop line, under the corner: the space left of the line
             # and under the roofs is empty (kernels sit on the roofs, their names hang right)
-            ridge = _Label(f"ridge {_q(c.ridge, 'FLOP/B')}", c.ridge, c.peak_flops, (1.25, 1.05), None, 1.0,
-                           bold=True, angle=90)
+            text = f"ridge {_q(c.ridge, 'FLOP/B')}"
+            ridge = _Label(text, c.ridge, self._ridge_label_top(text, c.ridge, c.peak_flops, compared),
+                           (1.25, 1.05), None, 1.0, bold=True, angle=90)
             labels.append(ridge)
             self._label_compared_devices(labels, compared, xmin, xmax)
         self.chart.show_series(series)
@@ -1724,6 +1726,30 @@ class RooflinePanel(PanelBase):
         roofs = [r for d in self._devices for r in (d.roofs or ()) if r.kind == "compute"]
         roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
         return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in roofs)
+
+    def _ridge_label_top(self, text: str, ridge: float, peak: float, compared) -> float:
+        """Where the ridge's label hangs from along its drop line: under the corner at
+        ``peak``, or under the lowest of the flat roofs that would cross its text there
+        (another device's, a compared scenario's or another precision's, running past the
+        ridge below the peak)."""
+        ymin, ymax = self._extent.ymin, self._extent.ymax
+        height_px = self.chart.getPlotItem().getViewBox().height()
+        if height_px <= 0 or ymax <= ymin:
+            return peak
+        font = QFont()
+        font.setPointSizeF(self._text_style(None, 1.0, True)[1])
+        font.setBold(True)
+        text_px = QFontMetricsF(font).horizontalAdvance(text) + 12  # the text along the line, and its gap
+        decades = text_px * math.log10(ymax / ymin) / height_px
+        roofs = [r for d in self._devices[1:] for r in (d.roofs or ()) if r.kind == "compute"]
+        roofs += [r for r in (self._devices[0].roofs or ())[2:] if r.kind == "compute"]  # the ceilings
+        roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
+        top = peak
+        # from the corner down: each roof inside the text pushes it under that roof
+        for flat in sorted({r.peak_flops for r in roofs if r.ridge < ridge and r.peak_flops < peak}, reverse=True):
+            if math.log10(top / flat) < decades:
+                top = flat
+        return top
 
     def _style_ridge_marker(self) -> None:
         s = th.scale_factor(self.chart.presentation())
