@@ -131,14 +131,19 @@ def segments_hit_boxes(segments: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     if not len(boxes) or not len(segments):
         return hits
     # only segments whose own bounds meet the bounds of all the boxes can hit one (most of a
-    # chart's curve is far from the label's places)
-    xs, ys = segments[:, 0::2], segments[:, 1::2]
-    near = ((xs.max(axis=1) >= boxes[:, 0].min()) & (xs.min(axis=1) <= (boxes[:, 0] + boxes[:, 2]).max())
-            & (ys.max(axis=1) >= boxes[:, 1].min()) & (ys.min(axis=1) <= (boxes[:, 1] + boxes[:, 3]).max()))
+    # chart's curve is far from the label's places); column by column: numpy's reductions
+    # along a row of two cost several times more
+    x1, y1, x2, y2 = segments[:, 0], segments[:, 1], segments[:, 2], segments[:, 3]
+    left, top = boxes[:, 0], boxes[:, 1]
+    right, bottom = left + boxes[:, 2], top + boxes[:, 3]
+    near = np.maximum(x1, x2) >= left.min()
+    near &= np.minimum(x1, x2) <= right.max()
+    near &= np.maximum(y1, y2) >= top.min()
+    near &= np.minimum(y1, y2) <= bottom.max()
     index = np.flatnonzero(near)
     if not len(index):
         return hits
-    x1, y1, x2, y2 = (segments[index, i][None, :] for i in range(4))
+    x1, y1, x2, y2 = x1[index][None, :], y1[index][None, :], x2[index][None, :], y2[index][None, :]
     left, top, w, h = (boxes[:, i][:, None] for i in range(4))
     dx, dy = x2 - x1, y2 - y1
     # the four clipping edges of Liang-Barsky, as in segment_hits_box: (p, q) per edge
