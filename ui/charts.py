@@ -1075,7 +1075,7 @@ class ReferenceLine(pg.InfiniteLine):
         transform = p.transform()
         start, end = transform.map(QPointF(left, 0.0)), transform.map(QPointF(right, 0.0))
         pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)  # (as pyqtgraph's paint sets it)
-        p.resetTransform()  # (the view restores the painter after each item)
+        p.setWorldTransform(QTransform())  # (the view restores the painter after each item)
         p.setPen(pen)
         p.drawLine(start, end)
 

@@ -426,8 +426,7 @@ def test_reference_lines_light_the_pixels_pyqtgraphs_own_paint_lights(qtbot, roo
             painter.end()
             images.append(image)
         ours, theirs = (pixels(image) for image in images)
-        # the same pixels lit, each within a few levels of grey: the edges' antialiasing is
-        # worked out at another sub-pixel precision through a transform
-        assert np.array_equal(ours.min(axis=2) < 255, theirs.min(axis=2) < 255)
+        # every pixel within a few levels of grey (a line a pixel off differs by far more): the
+        # edges' antialiasing is worked out at another sub-pixel precision through a transform
         assert np.abs(ours - theirs).max() <= 4
         assert (ours.min(axis=2) < 128).sum() > 100  # (the line is in the picture)

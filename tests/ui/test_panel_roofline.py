@@ -353,6 +353,15 @@ def test_the_ridge_label_hangs_under_a_flat_roof_that_would_cross_it(panel, qtbo
     roof_row = _scene_row(panel, a100.peak_flops)
     top, bottom = _ridge_label_rows(panel)
     assert roof_row < top < bottom  # the label wholly under the A100's roof
+    # four times as tall, the text fits between the corner and that roof: it hangs from the
+    # corner again; back at this size, under the roof again (its reach is in pixels)
+    def hangs_from_the_corner() -> bool:
+        return _ridge_label_rows(panel)[1] < _scene_row(panel, a100.peak_flops)
+
+    panel.resize(1600, 3600)
+    qtbot.waitUntil(hangs_from_the_corner)
+    panel.resize(1600, 900)
+    qtbot.waitUntil(lambda: _scene_row(panel, a100.peak_flops) < _ridge_label_rows(panel)[0])
     panel.clear_comparison()
     assert _ridge_label_rows(panel)[0] < roof_row  # back at the corner
 

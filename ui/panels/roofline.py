@@ -1600,6 +1600,7 @@ class RooflinePanel(PanelBase):
             series.append((name, x, y, style))
 
         self._clear_overlays()
+        self._ridge_drawn = None  # (text, ridge, peak, the flat roofs under it), with its label
         e = self._extent
         xmin, xmax, ymin = e.xmin, e.xmax, e.ymin
         primary = self._devices[0]
@@ -1675,7 +1676,9 @@ class RooflinePanel(PanelBase):
             # the label stands along the drop line, under the corner: the space left of the line
             # and under the roofs is empty (kernels sit on the roofs, their names hang right)
             text = f"ridge {_q(c.ridge, 'FLOP/B')}"
-            ridge = _Label(text, c.ridge, self._ridge_label_top(text, c.ridge, c.peak_flops, compared),
+            flats = self._flat_roofs_past(c.ridge, c.peak_flops, compared)
+            self._ridge_drawn = (text, c.ridge, c.peak_flops, flats)
+            ridge = _Label(text, c.ridge, self._ridge_label_top(text, c.peak_flops, flats),
                            (1.25, 1.05), None, 1.0, bold=True, angle=90)
             labels.append(ridge)
             self._label_compared_devices(labels, compared, xmin, xmax)
@@ -1727,29 +1730,46 @@ class RooflinePanel(PanelBase):
         roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
         return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in roofs)
 
-    def _ridge_label_top(self, text: str, ridge: float, peak: float, compared) -> float:
+    def _flat_roofs_past(self, ridge: float, peak: float, compared) -> tuple[float, ...]:
+        """The heights of the flat roofs that run past ``ridge`` under ``peak``: another
+        device's, a compared scenario's or another precision's (they may cross the ridge's
+        label, which hangs from the corner along its drop line)."""
+        roofs = [r for d in self._devices[1:] for r in (d.roofs or ()) if r.kind == "compute"]
+        roofs += [r for r in (self._devices[0].roofs or ())[2:] if r.kind == "compute"]  # the ceilings
+        roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
+        return tuple(sorted({r.peak_flops for r in roofs if r.ridge < ridge and r.peak_flops < peak}, reverse=True))
+
+    def _ridge_label_top(self, text: str, peak: float, flats: tuple[float, ...]) -> float:
         """Where the ridge's label hangs from along its drop line: under the corner at
-        ``peak``, or under the lowest of the flat roofs that would cross its text there
-        (another device's, a compared scenario's or another precision's, running past the
-        ridge below the peak)."""
-        ymin, ymax = self._extent.ymin, self._extent.ymax
-        height_px = self.chart.getPlotItem().getViewBox().height()
-        if height_px <= 0 or ymax <= ymin:
+        ``peak``, or under the lowest of the flat roofs (``flats``, highest first) that would
+        cross its text there at the view's present size and range."""
+        vb = self.chart.getPlotItem().getViewBox()
+        height_px = vb.height()
+        (_x0, _x1), (ymin, ymax) = self.chart.visible_range()
+        if not flats or height_px <= 0 or not 0.0 < ymin < ymax:
             return peak
         font = QFont()
         font.setPointSizeF(self._text_style(None, 1.0, True)[1])
         font.setBold(True)
-        text_px = QFontMetricsF(font).horizontalAdvance(text) + 12  # the text along the line, and its gap
-        decades = text_px * math.log10(ymax / ymin) / height_px
-        roofs = [r for d in self._devices[1:] for r in (d.roofs or ()) if r.kind == "compute"]
-        roofs += [r for r in (self._devices[0].roofs or ())[2:] if r.kind == "compute"]  # the ceilings
-        roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
+        # the label's far end: its anchor (1.25 along the text) leaves a quarter of it as a gap
+        reach_px = 1.25 * QFontMetricsF(font).horizontalAdvance(text) + 6
+        decades = reach_px * math.log10(ymax / ymin) / height_px
         top = peak
-        # from the corner down: each roof inside the text pushes it under that roof
-        for flat in sorted({r.peak_flops for r in roofs if r.ridge < ridge and r.peak_flops < peak}, reverse=True):
+        for flat in flats:  # from the corner down: each roof inside the text pushes it under that roof
             if math.log10(top / flat) < decades:
                 top = flat
         return top
+
+    def _place_ridge_label(self) -> None:
+        """The ridge's label again where it hangs clear of the flat roofs at the view's size
+        and range now (a resize or a zoom changes how far its text reaches in FLOP/s)."""
+        item, drawn = getattr(self, "_ridge_label", None), getattr(self, "_ridge_drawn", None)
+        if item is None or drawn is None or not item.isVisible():
+            return
+        text, ridge, peak, flats = drawn
+        pos = QPointF(math.log10(ridge), math.log10(self._ridge_label_top(text, peak, flats)))
+        if item.pos() != pos:
+            item.setPos(pos)
 
     def _style_ridge_marker(self) -> None:
         s = th.scale_factor(self.chart.presentation())
@@ -1949,6 +1969,7 @@ class RooflinePanel(PanelBase):
         if area.width() >= 50 and area.height() >= 50:
             vb.updateMatrix()
             self._separate_flat_labels(vb)
+            self._place_ridge_label()
         if not labels or p is None or area.width() < 50 or area.height() < 50:
             # nothing to name, or not laid out yet (placed when it is: sigResized)
             if len(self.label_leaders.xData if self.label_leaders.xData is not None else ()):
