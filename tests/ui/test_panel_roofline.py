@@ -366,6 +366,19 @@ def test_the_ridge_label_hangs_under_a_flat_roof_that_would_cross_it(panel, qtbo
     assert _ridge_label_rows(panel)[0] < roof_row  # back at the corner
 
 
+def test_the_ridge_label_hangs_under_a_roof_slope_that_would_cross_it(panel, qtbot):
+    # an L40S has a lower peak and a later ridge than the H100: at the H100's ridge its roof is
+    # still on its memory slope, under the corner, and the label hangs under that crossing
+    qtbot.waitExposed(panel)
+    h100 = panel._devices[0].compute
+    panel.set_comparison([("L40S", RooflineScenario(hardware=("l40s",), kernels=tuple(seed_examples())))])
+    l40s = panel._compared_analyses([])[0][2].primary.compute
+    assert l40s.ridge > h100.ridge and l40s.peak_flops < h100.peak_flops
+    crossing = l40s.peak_flops * h100.ridge / l40s.ridge  # its slope's height at the H100's ridge
+    top, bottom = _ridge_label_rows(panel)
+    assert _scene_row(panel, crossing) < top < bottom
+
+
 def test_scenario_round_trips_through_json(panel, qtbot, catalog):
     pick(panel.hardware_combo, "b200")
     pick(panel.compare_combos[0], "h100-sxm")

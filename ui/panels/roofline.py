@@ -1600,7 +1600,7 @@ class RooflinePanel(PanelBase):
             series.append((name, x, y, style))
 
         self._clear_overlays()
-        self._ridge_drawn = None  # (text, ridge, peak, the flat roofs under it), with its label
+        self._ridge_drawn = None  # (text, ridge, peak, the roofs crossing its drop line), with its label
         e = self._extent
         xmin, xmax, ymin = e.xmin, e.xmax, e.ymin
         primary = self._devices[0]
@@ -1676,7 +1676,7 @@ class RooflinePanel(PanelBase):
             # the label stands along the drop line, under the corner: the space left of the line
             # and under the roofs is empty (kernels sit on the roofs, their names hang right)
             text = f"ridge {_q(c.ridge, 'FLOP/B')}"
-            flats = self._flat_roofs_past(c.ridge, c.peak_flops, compared)
+            flats = self._roofs_under_corner(c.ridge, c.peak_flops, compared)
             self._ridge_drawn = (text, c.ridge, c.peak_flops, flats)
             ridge = _Label(text, c.ridge, self._ridge_label_top(text, c.peak_flops, flats),
                            (1.25, 1.05), None, 1.0, bold=True, angle=90)
@@ -1730,19 +1730,21 @@ class RooflinePanel(PanelBase):
         roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
         return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in roofs)
 
-    def _flat_roofs_past(self, ridge: float, peak: float, compared) -> tuple[float, ...]:
-        """The heights of the flat roofs that run past ``ridge`` under ``peak``: another
-        device's, a compared scenario's or another precision's (they may cross the ridge's
-        label, which hangs from the corner along its drop line)."""
+    def _roofs_under_corner(self, ridge: float, peak: float, compared) -> tuple[float, ...]:
+        """Where the other roofs cross the ridge's drop line under ``peak``, highest first (in
+        FLOP/s): another device's, a compared scenario's or another precision's, each on its
+        flat part or on its slope there (the ridge's label hangs from the corner along that line)."""
         roofs = [r for d in self._devices[1:] for r in (d.roofs or ()) if r.kind == "compute"]
         roofs += [r for r in (self._devices[0].roofs or ())[2:] if r.kind == "compute"]  # the ceilings
         roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
-        return tuple(sorted({r.peak_flops for r in roofs if r.ridge < ridge and r.peak_flops < peak}, reverse=True))
+        # a roof's height at x = ridge: its peak past its own ridge, its memory slope before it
+        heights = {r.peak_flops if r.ridge <= ridge else r.peak_flops * ridge / r.ridge for r in roofs}
+        return tuple(sorted((h for h in heights if 0.0 < h < peak), reverse=True))
 
     def _ridge_label_top(self, text: str, peak: float, flats: tuple[float, ...]) -> float:
         """Where the ridge's label hangs from along its drop line: under the corner at
-        ``peak``, or under the lowest of the flat roofs (``flats``, highest first) that would
-        cross its text there at the view's present size and range."""
+        ``peak``, or under the lowest of the roofs crossing that line (``flats``, their heights
+        there, highest first) that would cross its text at the view's present size and range."""
         vb = self.chart.getPlotItem().getViewBox()
         height_px = vb.height()
         (_x0, _x1), (ymin, ymax) = self.chart.visible_range()
@@ -1761,7 +1763,7 @@ class RooflinePanel(PanelBase):
         return top
 
     def _place_ridge_label(self) -> None:
-        """The ridge's label again where it hangs clear of the flat roofs at the view's size
+        """The ridge's label again where it hangs clear of the other roofs at the view's size
         and range now (a resize or a zoom changes how far its text reaches in FLOP/s)."""
         item, drawn = getattr(self, "_ridge_label", None), getattr(self, "_ridge_drawn", None)
         if item is None or drawn is None or not item.isVisible():
