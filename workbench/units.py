@@ -493,7 +493,7 @@ def _formatted(value: float, unit: str, digits: int, binary: bool) -> str:
     return _join(text, ladder[index][0], unit)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rungs(unit: str, binary: bool) -> tuple[list[tuple[str, float, float]], list[float], int]:
     """A unit's ladder, its rungs' thresholds (ascending) and the index of the unprefixed rung."""
     ladder = _ladder(unit, binary)
