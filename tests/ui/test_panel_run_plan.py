@@ -409,3 +409,26 @@ def test_standalone_use_the_model_again_is_an_undo_step_on_the_panel(qtbot, cata
     assert panel.prediction().tokens_per_s == pytest.approx(predicted(catalog).tokens_per_s)
     panel.undo_stack().undo()
     assert panel.scenario() == plan
+
+
+def test_the_what_if_axis_ends_at_a_whole_tick_and_a_small_move_keeps_it(qtbot, panel):
+    # the ladder's MFU axis runs to its next whole tick: an edit that moves the MFU a little
+    # keeps the axis, so its ticks and grid are not recorded again
+    from chart_items import deliver_events
+
+    chart = panel.what_if_chart
+    axis = chart.axis("x")
+    deliver_events()
+    ticks = axis._tickLevels[0]
+    assert ticks[-1][0] == pytest.approx(1.0)  # the last tick at the right end of the view
+    scale, mfu = chart._x_scale, panel.prediction().mfu
+    recorded = []
+    real_record = axis._record
+    axis._record = lambda: (recorded.append(1), real_record())[1]
+    type_into(qtbot, panel, "global_batch", "2048")
+    deliver_events()
+    assert panel.prediction().mfu != mfu  # the ladder moved
+    assert chart._x_scale == scale and axis._tickLevels[0] == ticks and recorded == []
+    type_into(qtbot, panel, "tp", "8")  # tensor parallelism across all 8 GPUs: far lower MFU
+    qtbot.waitUntil(lambda: chart._x_scale < scale and recorded != [])
+    assert axis._tickLevels[0][-1][0] == pytest.approx(1.0)

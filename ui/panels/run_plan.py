@@ -962,6 +962,11 @@ class RunPlanPanel(PanelBase):
         base = QColor(theme.muted)
         base.setAlphaF(0.45)
         top = max([p.mfu, *(w.mfu for w in shown)]) * 1.08 or 1.0
+        # the axis ends at its next whole tick: an edit that moves the MFU a little keeps the
+        # axis, its ticks and its grid as they were (they are recorded and painted again only
+        # when the axis changes)
+        step = _nice_step(top * 100.0)  # in percent
+        top = math.ceil(top * 100.0 / step - 1e-9) * step / 100.0
         chart.set_title("What-if ladder")
         font = QFont()
         font.setPointSizeF(chart.font_pt())
