@@ -1676,9 +1676,9 @@ class RooflinePanel(PanelBase):
             # the label stands along the drop line, under the corner: the space left of the line
             # and under the roofs is empty (kernels sit on the roofs, their names hang right)
             text = f"ridge {_q(c.ridge, 'FLOP/B')}"
-            flats = self._roofs_under_corner(c.ridge, c.peak_flops, compared)
-            self._ridge_drawn = (text, c.ridge, c.peak_flops, flats)
-            ridge = _Label(text, c.ridge, self._ridge_label_top(text, c.peak_flops, flats),
+            crossings = self._roofs_under_corner(c.ridge, c.peak_flops, compared)
+            self._ridge_drawn = (text, c.ridge, c.peak_flops, crossings)
+            ridge = _Label(text, c.ridge, self._ridge_label_top(text, c.peak_flops, crossings),
                            (1.25, 1.05), None, 1.0, bold=True, angle=90)
             labels.append(ridge)
             self._label_compared_devices(labels, compared, xmin, xmax)
@@ -1741,14 +1741,15 @@ class RooflinePanel(PanelBase):
         heights = {r.peak_flops if r.ridge <= ridge else r.peak_flops * ridge / r.ridge for r in roofs}
         return tuple(sorted((h for h in heights if 0.0 < h < peak), reverse=True))
 
-    def _ridge_label_top(self, text: str, peak: float, flats: tuple[float, ...]) -> float:
+    def _ridge_label_top(self, text: str, peak: float, crossings: tuple[float, ...]) -> float:
         """Where the ridge's label hangs from along its drop line: under the corner at
-        ``peak``, or under the lowest of the roofs crossing that line (``flats``, their heights
-        there, highest first) that would cross its text at the view's present size and range."""
+        ``peak``, or under the lowest of the roofs crossing that line (``crossings``, their
+        heights there, highest first) that would cross its text at the view's present size and
+        range."""
         vb = self.chart.getPlotItem().getViewBox()
         height_px = vb.height()
         (_x0, _x1), (ymin, ymax) = self.chart.visible_range()
-        if not flats or height_px <= 0 or not 0.0 < ymin < ymax:
+        if not crossings or height_px <= 0 or not 0.0 < ymin < ymax:
             return peak
         font = QFont()
         font.setPointSizeF(self._text_style(None, 1.0, True)[1])
@@ -1757,9 +1758,9 @@ class RooflinePanel(PanelBase):
         reach_px = 1.25 * QFontMetricsF(font).horizontalAdvance(text) + 6
         decades = reach_px * math.log10(ymax / ymin) / height_px
         top = peak
-        for flat in flats:  # from the corner down: each roof inside the text pushes it under that roof
-            if math.log10(top / flat) < decades:
-                top = flat
+        for height in crossings:  # from the corner down: each roof inside the text pushes it under that roof
+            if math.log10(top / height) < decades:
+                top = height
         return top
 
     def _place_ridge_label(self) -> None:
@@ -1768,8 +1769,8 @@ class RooflinePanel(PanelBase):
         item, drawn = getattr(self, "_ridge_label", None), getattr(self, "_ridge_drawn", None)
         if item is None or drawn is None or not item.isVisible():
             return
-        text, ridge, peak, flats = drawn
-        pos = QPointF(math.log10(ridge), math.log10(self._ridge_label_top(text, peak, flats)))
+        text, ridge, peak, crossings = drawn
+        pos = QPointF(math.log10(ridge), math.log10(self._ridge_label_top(text, peak, crossings)))
         if item.pos() != pos:
             item.setPos(pos)
 
