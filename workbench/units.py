@@ -412,31 +412,23 @@ def _prefix_ladder(unit: str, prefixes: dict[str, float]) -> list[tuple[str, flo
     return [(unit_label(unit, p), m, m) for p, m in sorted(prefixes.items(), key=lambda kv: kv[1])]
 
 
-_LADDERS: dict[str, list[tuple[str, float, float]]] = {}
-_BINARY_LADDERS: dict[str, list[tuple[str, float, float]]] = {}
-
-
 def _ladder(unit: str, binary: bool) -> list[tuple[str, float, float]]:
-    cache = _BINARY_LADDERS if binary else _LADDERS
-    if unit not in cache:
-        if binary:
-            ladder = _prefix_ladder(unit, {"": 1.0, **_IEC})
-        elif unit == "s":
-            ladder = _prefix_ladder("s", _UNIT_PREFIXES["s"]) + [
-                ("min", 60.0, 120.0),
-                ("h", _HOUR, 2 * _HOUR),
-                ("days", 24 * _HOUR, 48 * _HOUR),
-            ]
-        elif unit == "g":
-            ladder = [("g", 1.0, 1.0), ("kg", 1e3, 1e3), ("t", 1e6, 1e6), ("kt", 1e9, 1e9), ("Mt", 1e12, 1e12)]
-        elif unit == "":
-            ladder = [("", 1.0, 1.0), ("k", 1e3, 1e3), ("M", 1e6, 1e6), ("B", 1e9, 1e9), ("T", 1e12, 1e12)]
-        elif unit in ("B", "B/s"):
-            ladder = _prefix_ladder(unit, _DEC)
-        else:
-            ladder = _prefix_ladder(unit, _UNIT_PREFIXES[unit])
-        cache[unit] = ladder
-    return cache[unit]
+    """A unit's ladder (built once per unit: :func:`_rungs` keeps it)."""
+    if binary:
+        return _prefix_ladder(unit, {"": 1.0, **_IEC})
+    if unit == "s":
+        return _prefix_ladder("s", _UNIT_PREFIXES["s"]) + [
+            ("min", 60.0, 120.0),
+            ("h", _HOUR, 2 * _HOUR),
+            ("days", 24 * _HOUR, 48 * _HOUR),
+        ]
+    if unit == "g":
+        return [("g", 1.0, 1.0), ("kg", 1e3, 1e3), ("t", 1e6, 1e6), ("kt", 1e9, 1e9), ("Mt", 1e12, 1e12)]
+    if unit == "":
+        return [("", 1.0, 1.0), ("k", 1e3, 1e3), ("M", 1e6, 1e6), ("B", 1e9, 1e9), ("T", 1e12, 1e12)]
+    if unit in ("B", "B/s"):
+        return _prefix_ladder(unit, _DEC)
+    return _prefix_ladder(unit, _UNIT_PREFIXES[unit])
 
 
 def _join(number: str, suffix: str, unit: str) -> str:
