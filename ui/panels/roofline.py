@@ -1726,19 +1726,22 @@ class RooflinePanel(PanelBase):
         scale = th.scale_factor(self.chart.presentation())
         text_px = 2.4 * th.BASE_TICK_FONT_PT * scale + 6  # one line of the bold label, with margins
         decades = text_px * math.log10(ymax / ymin) / height_px
+        return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in self._compute_roofs(compared))
+
+    def _compute_roofs(self, compared) -> list:
+        """Every compute roof drawn: each device's (its precision ceilings too) and each
+        compared scenario's."""
         roofs = [r for d in self._devices for r in (d.roofs or ()) if r.kind == "compute"]
-        roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
-        return not any(0.0 < math.log10(r.peak_flops / peak) < decades for r in roofs)
+        return roofs + [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
 
     def _roofs_under_corner(self, ridge: float, peak: float, compared) -> tuple[float, ...]:
         """Where the other roofs cross the ridge's drop line under ``peak``, highest first (in
         FLOP/s): another device's, a compared scenario's or another precision's, each on its
         flat part or on its slope there (the ridge's label hangs from the corner along that line)."""
-        roofs = [r for d in self._devices[1:] for r in (d.roofs or ()) if r.kind == "compute"]
-        roofs += [r for r in (self._devices[0].roofs or ())[2:] if r.kind == "compute"]  # the ceilings
-        roofs += [line.roof for *_rest, lines in compared for line in lines if line.roof.kind == "compute"]
         # a roof's height at x = ridge: its peak past its own ridge, its memory slope before it
-        heights = {r.peak_flops if r.ridge <= ridge else r.peak_flops * ridge / r.ridge for r in roofs}
+        # (the corner's own roof, at ``peak``, is left out with every roof not under it)
+        heights = {r.peak_flops if r.ridge <= ridge else r.peak_flops * ridge / r.ridge
+                   for r in self._compute_roofs(compared)}
         return tuple(sorted((h for h in heights if 0.0 < h < peak), reverse=True))
 
     def _ridge_label_top(self, text: str, peak: float, crossings: tuple[float, ...]) -> float:
