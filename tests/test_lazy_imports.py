@@ -35,3 +35,16 @@ def test_the_main_window_module_imports_no_panel_and_no_database():
     assert "sqlalchemy" not in mods
     assert not [m for m in mods if m.startswith("ui.panels.") and m != "ui.panels.measured_files"]
     assert "ui.export" not in mods and "ui.preset_manager" not in mods  # for the first export, the first edit
+
+
+def test_the_all_reduce_and_scaling_analyses_do_not_load_numpy_ma():
+    # numpy's unique asks numpy.ma on its first call (7-18 ms, paid by the first All-reduce or
+    # Scaling drawing of a session); the model sorts and compares instead (workbench._arrays)
+    mods = _modules_after(
+        "import presets.catalog\n"
+        "from workbench.analyses import allreduce, scaling\n"
+        "from workbench.scenarios import AllReduceScenario, ScalingScenario\n"
+        "allreduce.analyse(AllReduceScenario(), None, presets.catalog.BUILTIN)\n"
+        "scaling.analyse(ScalingScenario(), None, presets.catalog.BUILTIN)")
+    assert "workbench.comms_sweep" in mods and "workbench.scaling_analysis" in mods
+    assert "numpy.ma" not in mods

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench import _validate as v
+from workbench._arrays import distinct
 from workbench._validate import InputError
 from workbench.collectives import Collective, parse_collective
 from workbench.units import format_quantity
@@ -379,7 +380,7 @@ def fit_alpha_beta(sizes, times, weighting: str = "absolute") -> FitResult:
     s, t = np.ravel(s), np.ravel(t)
     if s.shape != t.shape:
         raise InputError("times", f"must have one value per size ({s.size} sizes, {t.size} times)")
-    if np.unique(s).size < 2:
+    if distinct(s).size < 2:
         raise InputError("sizes", "need at least two distinct sizes to fit alpha and bandwidth")
     # Scale sizes to ~1 so the normal equations stay well conditioned (8 B .. 8 GiB).
     scale = float(np.max(s))

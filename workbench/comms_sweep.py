@@ -22,6 +22,7 @@ import numpy as np
 
 from workbench import _validate as v
 from workbench import comms
+from workbench._arrays import distinct
 from workbench._validate import InputError
 from workbench.nccl import NcclResult, parse_nccl_tests, rows_to_points
 
@@ -222,7 +223,7 @@ class RankSweep:
 def _rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
     """The rank counts of :func:`rank_sweep`, read-only (kept: a message size edit keeps the
     rank span, and the grid is a few tenths of a millisecond of small numpy calls)."""
-    grid = np.unique(np.round(size_grid(float(n_min), float(n_max), points_per_decade)))
+    grid = distinct(np.round(size_grid(float(n_min), float(n_max), points_per_decade)))
     grid[0], grid[-1] = n_min, n_max
     grid.flags.writeable = False
     return grid
@@ -232,7 +233,7 @@ def _rank_grid(n_min: int, n_max: int, points_per_decade: int) -> np.ndarray:
 def _bracket_grid(top: int) -> np.ndarray:
     """Rank counts from RANKS_MIN to ``top`` on a geometric grid, to bracket where latency
     takes over (the same grid for every message size)."""
-    grid = np.unique(np.rint(np.geomspace(RANKS_MIN, top, 65)).astype(np.int64))
+    grid = distinct(np.rint(np.geomspace(RANKS_MIN, top, 65)).astype(np.int64))
     grid.flags.writeable = False
     return grid
 
@@ -264,7 +265,7 @@ def latency_takes_over(collective, size_bytes, link_bw, alpha, n_max: int = RANK
         return int(grid[0])
     loses, wins_at = int(grid[first - 1]), int(grid[first])
     while wins_at - loses > 4096:  # millions of ranks: narrow the bracket before listing it
-        points = np.unique(np.linspace(loses, wins_at, 65).astype(np.int64))
+        points = distinct(np.linspace(loses, wins_at, 65).astype(np.int64))
         i = int(np.argmax(latency_wins(points)))  # points[0] loses, points[-1] wins
         loses, wins_at = int(points[i - 1]), int(points[i])
     ns = np.arange(loses + 1, wins_at + 1, dtype=np.int64)

@@ -38,6 +38,7 @@ import numpy as np
 from workbench import _validate as v
 from workbench import carbon
 from workbench import power as pw
+from workbench._arrays import distinct
 
 __all__ = [
     "SECONDS_PER_YEAR",
@@ -646,7 +647,7 @@ def best_start(hourly_g_per_kwh: Sequence[float], duration_s: float,
     hours = duration / 3600.0
     whole = np.arange(HOURS_PER_DAY, dtype=float)
     shift = hours - math.floor(hours)
-    candidates = np.unique(np.concatenate([whole, np.mod(whole - shift, HOURS_PER_DAY)]))
+    candidates = distinct(np.concatenate([whole, np.mod(whole - shift, HOURS_PER_DAY)]))
     averages = _window_average(profile, candidates, hours)
     low, high = float(averages.min()), float(averages.max())
     tol = 1e-12 * max(abs(high), 1.0)

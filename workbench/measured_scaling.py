@@ -42,6 +42,7 @@ from workbench import _validate as v
 from workbench import plan as pl
 from workbench import scaling as sc
 from workbench import workspace as ws
+from workbench._arrays import distinct
 from workbench.catalog import check_catalog
 from workbench.hardware import PRECISION_LABELS, Hardware
 from workbench.scenarios import ScalingScenario
@@ -211,7 +212,7 @@ def fit_gustafson(gpus, throughputs) -> LawFit:
     s = 0, the line through the origin."""
     n, _ = v.array("gpus", gpus, positive_only=True)
     x, _ = v.array("throughputs", throughputs, positive_only=True)
-    if n.ndim != 1 or np.unique(n).size < 2:
+    if n.ndim != 1 or distinct(n).size < 2:
         raise v.InputError("gpus", "needs at least two different GPU counts to fit")
     if x.shape != n.shape:
         raise v.InputError("throughputs", f"must have one value per entry of gpus ({n.size}), got {x.size}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench import _validate as v
+from workbench._arrays import distinct
 
 SPEEDUP_MODES: tuple[str, ...] = ("strong", "weak")
 #: Most points :func:`speedup_curve` computes (one per GPU count from 1 to n_max).
@@ -169,7 +170,7 @@ def fit_serial_fraction(gpus, throughputs) -> FitResult:
     x, _ = v.array("throughputs", throughputs, positive_only=True)
     if n.ndim != 1:
         raise v.InputError("gpus", "must be a one-dimensional list of GPU counts")
-    if np.unique(n).size < 2:
+    if distinct(n).size < 2:
         raise v.InputError("gpus", "needs at least two different GPU counts to fit")
     if x.shape != n.shape:
         raise v.InputError("throughputs", f"must have one value per entry of gpus ({n.size}), got {x.size}")

@@ -31,6 +31,7 @@ from workbench import _validate as v
 from workbench import mfu as mf
 from workbench import pipeline as pl
 from workbench import scaling as sc
+from workbench._arrays import distinct
 from workbench.scenarios import ScalingScenario
 from workbench.units import UnitError, format_quantity, parse_quantity
 
@@ -78,7 +79,7 @@ def _gpu_grid(top: float, count: int) -> np.ndarray:
     """The GPU counts of :func:`speedup_sweep` (kept: a serial fraction edit keeps the span,
     and the grid is a few tenths of a millisecond of small numpy calls)."""
     powers = 2.0 ** np.arange(0, math.floor(math.log2(top)) + 1)
-    grid = np.unique(np.concatenate([np.geomspace(1.0, top, count), powers, [top]]))
+    grid = distinct(np.concatenate([np.geomspace(1.0, top, count), powers, [top]]))
     grid.flags.writeable = False
     return grid
 

@@ -21,6 +21,7 @@ from workbench import _validate as v
 from workbench import measured_scaling as ms
 from workbench import scaling as sc
 from workbench import scaling_analysis as sa
+from workbench._arrays import distinct
 from workbench.catalog import Catalog, check_catalog
 from workbench.context import RunContext
 from workbench.hardware import Hardware
@@ -223,7 +224,7 @@ def analyse(scenario: ScalingScenario, view: Any, catalog: Catalog) -> ScalingAn
         measured_gpus = _read_only([r.gpus for r in table.rows])
         measured_speedup = _read_only(np.array([r.throughput for r in table.rows], dtype=float) / fit.throughput_1)
 
-    csv_n = np.unique(np.concatenate([2.0 ** np.arange(0, int(math.log2(top)) + 1), [float(s.n_gpus)]]))
+    csv_n = distinct(np.concatenate([2.0 ** np.arange(0, int(math.log2(top)) + 1), [float(s.n_gpus)]]))
     csv_speedup = np.asarray(sa.speedup_at(s.serial_fraction, csv_n, s.mode), dtype=float)
     csv_efficiency = np.asarray(sc.scaling_efficiency(csv_speedup, csv_n, 1.0), dtype=float)
 
