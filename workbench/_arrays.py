@@ -1,9 +1,10 @@
 """Small array helpers shared by the model.
 
-``distinct`` gives what ``np.unique`` gives for one array (its values sorted, each once, NaNs
-as one at the end). numpy's own asks ``np.ma.is_masked`` on every call, and the first call
-imports ``numpy.ma`` (7-18 ms): the first All-reduce or Scaling drawing of a session paid for
-it. A sort and a comparison need nothing more.
+``distinct`` gives what ``np.unique`` gives for one array of real or integer numbers (its
+values sorted, each once, NaNs as one at the end; of complex numbers numpy may keep another of
+two equal zeros or NaNs). numpy's own asks ``np.ma.is_masked`` on every call, and the first
+call imports ``numpy.ma`` (7-18 ms): the first All-reduce or Scaling drawing of a session paid
+for it. A sort and a comparison need nothing more.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import numpy as np
 
 
 def distinct(values) -> np.ndarray:
-    """The values of ``values`` (flattened) sorted, each once: ``np.unique(values)``."""
+    """The values of ``values`` (flattened) sorted, each once: ``np.unique(values)`` for real
+    and integer arrays."""
     a = np.sort(np.asarray(values).ravel())
     if a.size < 2:
         return a

@@ -22,6 +22,8 @@ def test_distinct_gives_what_np_unique_gives(values):
     want, got = np.unique(values), distinct(values)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+    if got.dtype.kind == "f":  # the same zero kept (-0.0 and 0.0 compare equal)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
 def test_distinct_matches_np_unique_on_random_grids():
@@ -29,7 +31,11 @@ def test_distinct_matches_np_unique_on_random_grids():
     for _ in range(200):
         values = np.round(rng.uniform(0, 40, rng.integers(0, 60)))
         values[rng.random(values.size) < 0.1] = np.nan
-        np.testing.assert_array_equal(distinct(values), np.unique(values))
+        got, want = distinct(values), np.unique(values)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        ints = values[np.isfinite(values)].astype(np.int64)
+        np.testing.assert_array_equal(distinct(ints), np.unique(ints))
 
 
 def test_the_result_is_a_new_array_the_caller_may_write():
@@ -37,3 +43,6 @@ def test_the_result_is_a_new_array_the_caller_may_write():
     out = distinct(source)
     out[0] = 9.0  # (the rank grid sets its ends exactly)
     assert source.tolist() == [2.0, 1.0, 2.0]
+    one = np.array([4.0])
+    distinct(one)[0] = 5.0  # a single value too
+    assert one.tolist() == [4.0]
